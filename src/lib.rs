@@ -1,0 +1,6 @@
+//! taskrail: a terminal dashboard and headless CLI for MCP Tasks.
+//!
+//! Layers import only downward: `mcp` → `engine`/`ledger` → `state` → `ui` → `app`;
+//! `cli` and `demo` sit beside them (see DESIGN.md).
+
+pub mod mcp;

@@ -1,0 +1,3 @@
+//! The `taskrail` binary: parses the command line and hands over to the library.
+
+fn main() {}

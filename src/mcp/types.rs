@@ -1,0 +1,323 @@
+//! Wire types for MCP Tasks in both eras, normalised into one model.
+//!
+//! Owns: `Task` (one snapshot of a task), `TaskStatus`, `InputRequest`, `Era`, `ToolInfo`
+//! and the tolerant decoders that turn either era's JSON into them. Must not do I/O.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use super::error::McpError;
+
+/// The modern protocol version (stateless, tasks extension).
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// The legacy protocol version (initialize + session, experimental core tasks).
+pub const LEGACY_VERSION: &str = "2025-11-25";
+/// The tasks extension identifier.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Which protocol era a server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Era {
+    /// `2026-07-28`, tasks through the SEP-2663 extension.
+    Modern,
+    /// `2025-11-25`, experimental core tasks.
+    Legacy,
+}
+
+impl Era {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Era::Modern => "modern",
+            Era::Legacy => "legacy",
+        }
+    }
+}
+
+/// A task's status. Unknown values are kept (and treated as non-terminal).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TaskStatus {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+    Other(String),
+}
+
+impl TaskStatus {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "working" => Self::Working,
+            "input_required" => Self::InputRequired,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            "cancelled" => Self::Cancelled,
+            other => Self::Other(other.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Working => "working",
+            Self::InputRequired => "input_required",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Other(s) => s,
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+}
+
+impl Serialize for TaskStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(Self::parse(&s))
+    }
+}
+
+/// One pending server request for input (`elicitation/create`, `sampling/createMessage`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRequest {
+    pub method: String,
+    #[serde(default)]
+    pub params: Value,
+}
+
+impl InputRequest {
+    /// Canonical JSON of the request, used to notice a key reused for a different request.
+    pub fn fingerprint(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// `message` of an elicitation, if any.
+    pub fn message(&self) -> Option<&str> {
+        self.params.get("message").and_then(Value::as_str)
+    }
+}
+
+/// A JSON-RPC error object as carried in a failed task or an error reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    pub code: i64,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// One snapshot of a task, whatever era it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub task_id: String,
+    pub status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// Raw ISO 8601 string as the server sent it (parsed leniently where needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated_at: Option<String>,
+    /// Milliseconds from `createdAt`; `None` = unlimited or not given.
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// Every outstanding input request, keyed by the server's key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub input_requests: BTreeMap<String, InputRequest>,
+    /// The tool result (`CallToolResult`) of a completed task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The JSON-RPC error of a failed task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl Task {
+    /// Decode a task from any of its wire shapes: v2 flat (`ttlMs`), v1 flat (`ttl`),
+    /// or a v1 `CreateTaskResult` nesting it under `task`. Unknown fields are ignored.
+    pub fn from_wire(v: &Value) -> Result<Task, McpError> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| McpError::decode("task is not a JSON object"))?;
+        if let Some(inner) = obj.get("task").filter(|t| t.is_object()) {
+            if !obj.contains_key("taskId") {
+                return Task::from_wire(inner);
+            }
+        }
+        let task_id = obj
+            .get("taskId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| McpError::decode("task has no string taskId"))?
+            .to_string();
+        let status = obj
+            .get("status")
+            .and_then(Value::as_str)
+            .map(TaskStatus::parse)
+            .ok_or_else(|| McpError::decode("task has no string status"))?;
+        let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+        let millis = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|k| obj.get(*k))
+                .and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
+        };
+        let input_requests = obj
+            .get("inputRequests")
+            .and_then(Value::as_object)
+            .map(decode_input_requests)
+            .unwrap_or_default();
+        let error = obj
+            .get("error")
+            .and_then(|e| serde_json::from_value::<ErrorObject>(e.clone()).ok());
+        Ok(Task {
+            task_id,
+            status,
+            status_message: text("statusMessage"),
+            created_at: text("createdAt"),
+            last_updated_at: text("lastUpdatedAt"),
+            ttl_ms: millis(&["ttlMs", "ttl"]),
+            poll_interval_ms: millis(&["pollIntervalMs", "pollInterval"]),
+            input_requests,
+            result: obj.get("result").filter(|r| !r.is_null()).cloned(),
+            error,
+        })
+    }
+
+    /// True when the tool result says `isError: true`.
+    pub fn is_tool_error(&self) -> bool {
+        self.result
+            .as_ref()
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// Snapshot equality ignoring `lastUpdatedAt` (some servers bump it on every read).
+    pub fn same_state(&self, other: &Task) -> bool {
+        self.status == other.status
+            && self.status_message == other.status_message
+            && self.ttl_ms == other.ttl_ms
+            && self.poll_interval_ms == other.poll_interval_ms
+            && self.input_requests == other.input_requests
+            && self.result == other.result
+            && self.error == other.error
+    }
+}
+
+fn decode_input_requests(map: &Map<String, Value>) -> BTreeMap<String, InputRequest> {
+    map.iter()
+        .filter_map(|(k, v)| {
+            let method = v.get("method").and_then(Value::as_str)?.to_string();
+            let params = v.get("params").cloned().unwrap_or(Value::Null);
+            Some((k.clone(), InputRequest { method, params }))
+        })
+        .collect()
+}
+
+/// What a `tools/call` produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// A plain `CallToolResult` (no task was created).
+    Complete(Value),
+    /// A task handle; `Task` may already be terminal (fetch its payload with `tasks/get`).
+    Task(Task),
+    /// Modern multi-round-trip: input needed before a task exists.
+    InputRequired {
+        input_requests: BTreeMap<String, InputRequest>,
+        request_state: Option<Value>,
+    },
+}
+
+/// Decode a `tools/call` result in either era.
+pub fn decode_call_result(result: &Value) -> Result<CallOutcome, McpError> {
+    let obj = result
+        .as_object()
+        .ok_or_else(|| McpError::decode("tools/call result is not an object"))?;
+    match obj.get("resultType").and_then(Value::as_str) {
+        Some("task") => Ok(CallOutcome::Task(Task::from_wire(result)?)),
+        Some("input_required") => Ok(CallOutcome::InputRequired {
+            input_requests: obj
+                .get("inputRequests")
+                .and_then(Value::as_object)
+                .map(decode_input_requests)
+                .unwrap_or_default(),
+            request_state: obj.get("requestState").cloned(),
+        }),
+        Some("complete") => Ok(CallOutcome::Complete(result.clone())),
+        None if obj.get("task").is_some_and(Value::is_object) => {
+            Ok(CallOutcome::Task(Task::from_wire(result)?))
+        }
+        None => Ok(CallOutcome::Complete(result.clone())),
+        Some(other) => Err(McpError::decode(format!(
+            "unknown resultType {other:?} in tools/call result"
+        ))),
+    }
+}
+
+/// A tool as listed by `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub input_schema: Value,
+    /// Legacy `execution.taskSupport`: `forbidden` (default), `optional` or `required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<String>,
+}
+
+impl ToolInfo {
+    pub fn from_wire(v: &Value) -> Option<ToolInfo> {
+        let name = v.get("name")?.as_str()?.to_string();
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        Some(ToolInfo {
+            name,
+            title: text("title"),
+            description: text("description"),
+            input_schema: v.get("inputSchema").cloned().unwrap_or(Value::Null),
+            task_support: v
+                .pointer("/execution/taskSupport")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
+}
+
+/// What we learnt about a server when connecting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerInfo {
+    pub era: Era,
+    pub protocol_version: String,
+    /// Whether the server offers tasks at all (v2 extension or v1 `capabilities.tasks`).
+    pub tasks: bool,
+    pub capabilities: Value,
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+impl ServerInfo {
+    /// Legacy: whether `tasks/cancel` is offered (`capabilities.tasks.cancel`).
+    pub fn can_cancel(&self) -> bool {
+        match self.era {
+            Era::Modern => self.tasks,
+            Era::Legacy => self.capabilities.pointer("/tasks/cancel").is_some(),
+        }
+    }
+}
