@@ -4,3 +4,4 @@
 //! `cli` and `demo` sit beside them (see DESIGN.md).
 
 pub mod mcp;
+pub mod engine;

@@ -1,0 +1,203 @@
+//! The engine's vocabulary: `EngineCommand`s flow down from the UI and CLI, owned
+//! `EngineEvent`s (facts, past tense) flow up. Plain data, no behaviour.
+//!
+//! Must not import ratatui or crossterm.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::mcp::{Era, InputRequest, Task, ToolInfo};
+
+/// A server's identity: its configured name, or its URL / `stdio:<command>` when ad hoc.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServerId(pub String);
+
+impl fmt::Display for ServerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl ServerId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// How a task snapshot reached us.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpdateSource {
+    /// The `CreateTaskResult` of our own `tools/call`.
+    Create,
+    /// A `notifications/tasks` (or legacy `notifications/tasks/status`) push.
+    Push,
+    /// A paced `tasks/get`.
+    Poll,
+    /// The one `tasks/get` after a (re)subscribe or a restart.
+    Resync,
+}
+
+impl UpdateSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "create",
+            Self::Push => "push",
+            Self::Poll => "poll",
+            Self::Resync => "resync",
+        }
+    }
+}
+
+/// The answer to one input request, as placed under its key in `inputResponses`
+/// (`{"action":"accept","content":{…}}`, `{"action":"decline"}`, `{"action":"cancel"}`).
+pub type InputResponse = Value;
+
+/// User intent sent to the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineCommand {
+    /// Follow a task (from the ledger, the CLI, or an earlier run) until it is terminal.
+    Track { server: ServerId, task_id: String },
+    /// Call a tool; `call_id` correlates the `CallFinished` event.
+    CallTool {
+        server: ServerId,
+        call_id: u64,
+        tool: String,
+        arguments: Value,
+        /// The task this call re-runs, if any (linked in the ledger).
+        parent_task: Option<String>,
+    },
+    /// Answer some of a task's pending input requests (one `tasks/update`).
+    Answer {
+        server: ServerId,
+        task_id: String,
+        responses: BTreeMap<String, InputResponse>,
+    },
+    /// `tasks/cancel`, then keep following until the task is terminal.
+    Cancel { server: ServerId, task_id: String },
+    /// Stop following a task (it stays in the ledger).
+    Forget { server: ServerId, task_id: String },
+    /// `tasks/get` now: one task, or every tracked task of the server.
+    Refresh { server: ServerId, task_id: Option<String> },
+    /// Fetch `tools/list`.
+    ListTools { server: ServerId },
+    /// Close every connection and stop.
+    Shutdown,
+}
+
+/// What a `CallTool` came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallResult {
+    /// A task was created (its snapshots follow as `TaskUpdated`).
+    Task { task_id: String },
+    /// The server answered with a plain `CallToolResult`.
+    Plain { result: Value },
+    /// The call failed.
+    Error { message: String },
+}
+
+/// Severity of a notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NoticeLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+/// Facts reported by the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    /// Connected (or reconnected) and the era is known.
+    ServerConnected {
+        server: ServerId,
+        era: Era,
+        /// Whether push (listen stream or legacy GET stream) is in use.
+        push: bool,
+        server_name: Option<String>,
+    },
+    /// Push went on or off (e.g. the server answered `subscriptions/listen` with `-32601`).
+    PushChanged { server: ServerId, push: bool },
+    /// The server is failing; tasks keep their last state and are retried.
+    ServerDegraded { server: ServerId, reason: String },
+    /// A connection or stream is being re-established after `retry_in`.
+    Reconnecting {
+        server: ServerId,
+        attempt: u32,
+        retry_in: Duration,
+    },
+    /// A new snapshot (already checked: never older than what was reported before,
+    /// never after a terminal one).
+    TaskUpdated {
+        server: ServerId,
+        task: Task,
+        source: UpdateSource,
+        latency_ms: Option<u64>,
+    },
+    /// The server no longer knows the task (`-32602`): an expired tombstone.
+    TaskExpired { server: ServerId, task_id: String },
+    /// A new input request (reported once per key; answered keys never again).
+    InputRequested {
+        server: ServerId,
+        task_id: String,
+        key: String,
+        request: InputRequest,
+    },
+    /// A key reappeared with a different request: a server bug, not re-prompted.
+    InputKeyReused {
+        server: ServerId,
+        task_id: String,
+        key: String,
+    },
+    /// `tasks/update` acknowledged for these keys.
+    AnswerSent {
+        server: ServerId,
+        task_id: String,
+        keys: Vec<String>,
+    },
+    AnswerFailed {
+        server: ServerId,
+        task_id: String,
+        keys: Vec<String>,
+        error: String,
+    },
+    /// `tasks/cancel` acknowledged (intent recorded; the task may still finish otherwise).
+    CancelSent { server: ServerId, task_id: String },
+    CancelFailed {
+        server: ServerId,
+        task_id: String,
+        error: String,
+    },
+    /// Outcome of a `CallTool` command.
+    CallFinished {
+        server: ServerId,
+        call_id: u64,
+        tool: String,
+        result: CallResult,
+    },
+    /// `tools/list` result.
+    ToolsListed {
+        server: ServerId,
+        tools: Vec<ToolInfo>,
+    },
+    /// A numeric progress report tied to a task (legacy `notifications/progress`).
+    Progress {
+        server: ServerId,
+        task_id: String,
+        progress: f64,
+        total: Option<f64>,
+    },
+    /// Request statistics, about once a second while anything happens.
+    Stats {
+        server: ServerId,
+        requests_total: u64,
+        requests_per_sec: f64,
+        errors_total: u64,
+    },
+    /// Something the user should read.
+    Notice {
+        server: Option<ServerId>,
+        level: NoticeLevel,
+        text: String,
+    },
+}
