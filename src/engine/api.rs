@@ -126,6 +126,19 @@ pub enum EngineEvent {
         attempt: u32,
         retry_in: Duration,
     },
+    /// A task is being followed: sent once per task before any network traffic, with
+    /// what the ledger knows (tasks carry no tool name on the wire, so it comes from here).
+    TaskKnown {
+        server: ServerId,
+        task_id: String,
+        tool: Option<String>,
+        arguments: Option<Value>,
+        /// When we first recorded the task.
+        recorded_at: chrono::DateTime<chrono::Utc>,
+        last: Option<Task>,
+        expired: bool,
+        parent_task: Option<String>,
+    },
     /// A new snapshot (already checked: never older than what was reported before,
     /// never after a terminal one).
     TaskUpdated {
