@@ -3,9 +3,19 @@
 //!
 //! Must not import ratatui or crossterm: the engine, the CLI and the dashboard share it.
 
+pub mod client;
+pub mod endpoint;
 pub mod error;
+pub mod http;
 pub mod jsonrpc;
+pub mod legacy;
+pub mod push;
+pub mod stdio;
+pub mod transport;
 pub mod types;
 
+pub use client::McpClient;
+pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
+pub use push::{ServerPush, Subscription, SubscriptionEvent};
 pub use types::*;

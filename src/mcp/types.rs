@@ -153,10 +153,10 @@ impl Task {
         let obj = v
             .as_object()
             .ok_or_else(|| McpError::decode("task is not a JSON object"))?;
-        if let Some(inner) = obj.get("task").filter(|t| t.is_object()) {
-            if !obj.contains_key("taskId") {
-                return Task::from_wire(inner);
-            }
+        if let Some(inner) = obj.get("task").filter(|t| t.is_object())
+            && !obj.contains_key("taskId")
+        {
+            return Task::from_wire(inner);
         }
         let task_id = obj
             .get("taskId")

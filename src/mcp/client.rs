@@ -1,0 +1,652 @@
+//! `McpClient`: era detection (modern `server/discover`, legacy `initialize`), the task
+//! methods of both eras behind one model, and server pushes turned into `ServerPush`.
+//!
+//! Owns: `_meta` on every modern request, routing headers, request ids, legacy session
+//! recovery. Must not import ratatui or crossterm, and must not pace or retry tasks
+//! (that is the engine's job).
+
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+use super::endpoint::{ConnectOptions, Endpoint};
+use super::error::McpError;
+use super::http::MessageStream;
+use super::jsonrpc::{self, Incoming, RequestId};
+use super::legacy::PendingInputs;
+use super::push::{ServerPush, Subscription};
+use super::transport::Transport;
+use super::types::*;
+
+/// A connected MCP server.
+pub struct McpClient {
+    transport: Transport,
+    endpoint: Endpoint,
+    opts: ConnectOptions,
+    next_id: AtomicI64,
+    info: Mutex<Option<ServerInfo>>,
+    tools: Mutex<HashMap<String, ToolInfo>>,
+    pub(super) pending_inputs: PendingInputs,
+    progress_tokens: Mutex<HashMap<String, String>>,
+    push_tx: mpsc::Sender<ServerPush>,
+}
+
+impl McpClient {
+    /// Connect and detect the era. Returns the client and the channel of server pushes
+    /// (task notifications on any stream, legacy input requests, progress).
+    pub async fn connect(
+        endpoint: Endpoint,
+        opts: ConnectOptions,
+    ) -> Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError> {
+        let (inbound_tx, mut inbound_rx) = mpsc::channel::<Incoming>(1024);
+        let (push_tx, push_rx) = mpsc::channel::<ServerPush>(1024);
+        let transport = Transport::open(&endpoint, &opts, inbound_tx)?;
+        let client = Arc::new(McpClient {
+            transport,
+            endpoint,
+            opts,
+            next_id: AtomicI64::new(1),
+            info: Mutex::new(None),
+            tools: Mutex::new(HashMap::new()),
+            pending_inputs: PendingInputs::default(),
+            progress_tokens: Mutex::new(HashMap::new()),
+            push_tx,
+        });
+        let weak: Weak<McpClient> = Arc::downgrade(&client);
+        tokio::spawn(async move {
+            while let Some(msg) = inbound_rx.recv().await {
+                let Some(client) = weak.upgrade() else { break };
+                client.dispatch(msg).await;
+            }
+        });
+        let info = client.detect().await?;
+        *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+        Ok((client, push_rx))
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub fn options(&self) -> &ConnectOptions {
+        &self.opts
+    }
+
+    /// What the server said about itself (set once connected).
+    pub fn info(&self) -> ServerInfo {
+        self.info
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .expect("info is set by connect before the client is handed out")
+    }
+
+    pub fn era(&self) -> Era {
+        self.info().era
+    }
+
+    fn id(&self) -> RequestId {
+        RequestId::Num(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The modern per-request `_meta` block (tasks extension always declared).
+    pub fn modern_meta(&self) -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version },
+            "io.modelcontextprotocol/clientCapabilities": {
+                "elicitation": { "form": {}, "url": {} },
+                "extensions": { TASKS_EXTENSION: {} }
+            }
+        })
+    }
+
+    fn with_meta(&self, params: Value, era: Era) -> Value {
+        let mut params = match params {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        if era == Era::Modern {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if let (Some(meta), Value::Object(base)) = (meta.as_object_mut(), self.modern_meta()) {
+                for (k, v) in base {
+                    meta.entry(k).or_insert(v);
+                }
+            }
+        }
+        Value::Object(params)
+    }
+
+    /// Send one request in `era` and wait for the result, within `timeout`.
+    async fn raw_request(
+        &self,
+        era: Era,
+        method: &str,
+        params: Value,
+        name: Option<&str>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, McpError> {
+        let id = self.id();
+        let msg = jsonrpc::request(&id, method, self.with_meta(params, era));
+        let fut = self.transport.request(&id, &msg, method, name);
+        let reply = match timeout {
+            Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| {
+                McpError::Transport(format!("{method} timed out after {} s", t.as_secs()))
+            })??,
+            None => fut.await?,
+        };
+        reply.map_err(|e| McpError::from_rpc(&e, method.starts_with("tasks/")))
+    }
+
+    /// A request in the connected era; a legacy session that expired (404) is re-initialized once.
+    async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        name: Option<&str>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, McpError> {
+        let era = self.era();
+        match self
+            .raw_request(era, method, params.clone(), name, timeout)
+            .await
+        {
+            Err(McpError::Http { status: 404, .. })
+                if era == Era::Legacy && self.transport.has_session() =>
+            {
+                tracing::info!("legacy session expired; initializing again");
+                self.transport.reset_session();
+                self.initialize().await?;
+                self.raw_request(era, method, params, name, timeout).await
+            }
+            other => other,
+        }
+    }
+
+    async fn detect(&self) -> Result<ServerInfo, McpError> {
+        self.transport
+            .set_protocol_version(Some(MODERN_VERSION.into()));
+        let probe_timeout = match self.endpoint {
+            Endpoint::Stdio { .. } => self.opts.probe_timeout,
+            Endpoint::Http { .. } => self.opts.request_timeout,
+        };
+        match self
+            .raw_request(
+                Era::Modern,
+                "server/discover",
+                json!({}),
+                None,
+                Some(probe_timeout),
+            )
+            .await
+        {
+            Ok(result) => {
+                let versions: Vec<&str> = result
+                    .get("supportedVersions")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                if !versions.is_empty() && !versions.contains(&MODERN_VERSION) {
+                    if versions.contains(&LEGACY_VERSION) {
+                        return self.initialize().await;
+                    }
+                    return Err(McpError::UnsupportedVersion {
+                        message: "no protocol version in common".into(),
+                        supported: versions.iter().map(|s| s.to_string()).collect(),
+                    });
+                }
+                let caps = result.get("capabilities").cloned().unwrap_or(Value::Null);
+                let server_info = result
+                    .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
+                    .or_else(|| result.get("serverInfo"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                Ok(ServerInfo {
+                    era: Era::Modern,
+                    protocol_version: MODERN_VERSION.into(),
+                    tasks: caps
+                        .pointer("/extensions")
+                        .and_then(|e| e.get(TASKS_EXTENSION))
+                        .is_some_and(Value::is_object),
+                    capabilities: caps,
+                    name: server_info
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    version: server_info
+                        .get("version")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                })
+            }
+            Err(McpError::UnsupportedVersion { supported, .. })
+                if supported.iter().any(|v| v == LEGACY_VERSION) =>
+            {
+                self.initialize().await
+            }
+            Err(e) if e.is_modern_signal() => Err(e),
+            Err(
+                e @ McpError::Http {
+                    status: 401 | 403, ..
+                },
+            ) => Err(e),
+            Err(e @ McpError::Transport(_)) if matches!(self.endpoint, Endpoint::Http { .. }) => {
+                Err(e)
+            }
+            Err(e) => {
+                tracing::debug!("server/discover probe failed ({e}); trying the legacy handshake");
+                self.initialize().await
+            }
+        }
+    }
+
+    async fn initialize(&self) -> Result<ServerInfo, McpError> {
+        self.transport.set_protocol_version(None);
+        let params = json!({
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": { "elicitation": { "form": {} } },
+            "clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version }
+        });
+        let result = self
+            .raw_request(
+                Era::Legacy,
+                "initialize",
+                params,
+                None,
+                Some(self.opts.request_timeout),
+            )
+            .await?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(LEGACY_VERSION)
+            .to_string();
+        self.transport.set_protocol_version(Some(version.clone()));
+        self.transport
+            .send_message(
+                &jsonrpc::notification("notifications/initialized", json!({})),
+                Some("notifications/initialized"),
+            )
+            .await?;
+        let caps = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        let si = result.get("serverInfo").cloned().unwrap_or(Value::Null);
+        Ok(ServerInfo {
+            era: Era::Legacy,
+            protocol_version: version,
+            tasks: caps.get("tasks").is_some_and(Value::is_object),
+            capabilities: caps,
+            name: si.get("name").and_then(Value::as_str).map(str::to_string),
+            version: si
+                .get("version")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
+
+    /// Every tool, across pages.
+    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, McpError> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..100 {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let result = self
+                .request("tools/list", params, None, Some(self.opts.request_timeout))
+                .await?;
+            out.extend(
+                result
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(ToolInfo::from_wire),
+            );
+            cursor = result
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        let mut cache = self.tools.lock().unwrap_or_else(|e| e.into_inner());
+        cache.clear();
+        cache.extend(out.iter().map(|t| (t.name.clone(), t.clone())));
+        Ok(out)
+    }
+
+    async fn legacy_task_support(&self, tool: &str) -> Option<String> {
+        let cached = self
+            .tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(tool)
+            .cloned();
+        let tool_info = match cached {
+            Some(t) => Some(t),
+            None => self
+                .list_tools()
+                .await
+                .ok()?
+                .into_iter()
+                .find(|t| t.name == tool),
+        };
+        tool_info.and_then(|t| t.task_support)
+    }
+
+    /// `tools/call`. Modern: the tasks extension is declared, the server decides. Legacy:
+    /// task augmentation is requested when the tool allows it. `retry` carries MRTR
+    /// `inputResponses` and the echoed `requestState`.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Value,
+        retry: Option<(Value, Option<Value>)>,
+    ) -> Result<CallOutcome, McpError> {
+        let mut params = json!({ "name": tool, "arguments": arguments });
+        let era = self.era();
+        let mut token = None;
+        if era == Era::Legacy {
+            let info = self.info();
+            let server_allows = info
+                .capabilities
+                .pointer("/tasks/requests/tools/call")
+                .is_some();
+            let support = self.legacy_task_support(tool).await;
+            if server_allows && matches!(support.as_deref(), Some("optional" | "required")) {
+                params["task"] = json!({});
+            }
+            let t = uuid::Uuid::new_v4().to_string();
+            params["_meta"] = json!({ "progressToken": t });
+            token = Some(t);
+        }
+        if let Some((responses, state)) = retry {
+            params["inputResponses"] = responses;
+            if let Some(state) = state {
+                params["requestState"] = state;
+            }
+        }
+        let result = self
+            .request(
+                "tools/call",
+                params,
+                Some(tool),
+                Some(self.opts.call_timeout),
+            )
+            .await?;
+        let outcome = decode_call_result(&result)?;
+        if let (Some(token), CallOutcome::Task(task)) = (token, &outcome) {
+            self.progress_tokens
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(token, task.task_id.clone());
+        }
+        Ok(outcome)
+    }
+
+    /// `tasks/get`. Legacy: pending `elicitation/create` requests for the task are merged
+    /// into `inputRequests` so both eras look alike.
+    pub async fn get_task(&self, task_id: &str) -> Result<Task, McpError> {
+        let result = self
+            .request(
+                "tasks/get",
+                json!({ "taskId": task_id }),
+                Some(task_id),
+                Some(self.opts.request_timeout),
+            )
+            .await?;
+        let mut task = Task::from_wire(&result)?;
+        if task.task_id != task_id {
+            return Err(McpError::decode(format!(
+                "tasks/get answered for another task id ({})",
+                task.task_id
+            )));
+        }
+        if self.era() == Era::Legacy {
+            self.pending_inputs.merge_into(&mut task);
+        }
+        Ok(task)
+    }
+
+    /// `tasks/update` with `inputResponses` (modern), or the answers to the pending
+    /// server requests (legacy).
+    pub async fn update_task(
+        &self,
+        task_id: &str,
+        responses: &BTreeMap<String, Value>,
+    ) -> Result<(), McpError> {
+        match self.era() {
+            Era::Modern => {
+                let params = json!({ "taskId": task_id, "inputResponses": responses });
+                self.request(
+                    "tasks/update",
+                    params,
+                    Some(task_id),
+                    Some(self.opts.request_timeout),
+                )
+                .await
+                .map(|_| ())
+            }
+            Era::Legacy => {
+                for (key, response) in responses {
+                    let id = self.pending_inputs.take(task_id, key).ok_or_else(|| {
+                        McpError::Unsupported(format!(
+                            "no pending input request {key:?} for this task here: a legacy server sends input requests to the session that follows the task, so answer it there"
+                        ))
+                    })?;
+                    self.transport
+                        .send_message(&jsonrpc::response(&id, response.clone()), None)
+                        .await?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `tasks/cancel`. Legacy servers answer with the task; modern ones with an empty ack.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<Option<Task>, McpError> {
+        if !self.info().can_cancel() {
+            return Err(McpError::Unsupported(
+                "this server does not offer tasks/cancel".into(),
+            ));
+        }
+        let result = self
+            .request(
+                "tasks/cancel",
+                json!({ "taskId": task_id }),
+                Some(task_id),
+                Some(self.opts.request_timeout),
+            )
+            .await?;
+        Ok(Task::from_wire(&result).ok())
+    }
+
+    /// Legacy `tasks/result`: blocks until the task is terminal, then returns the tool
+    /// result or the JSON-RPC error it ended with.
+    pub async fn task_result(&self, task_id: &str) -> Result<Result<Value, ErrorObject>, McpError> {
+        match self
+            .request(
+                "tasks/result",
+                json!({ "taskId": task_id }),
+                Some(task_id),
+                None,
+            )
+            .await
+        {
+            Ok(v) => Ok(Ok(v)),
+            Err(McpError::Rpc {
+                code,
+                message,
+                data,
+            }) => Ok(Err(ErrorObject {
+                code,
+                message,
+                data,
+            })),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Legacy `tasks/list`, all pages.
+    pub async fn list_tasks(&self) -> Result<Vec<Task>, McpError> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..1000 {
+            let params = cursor
+                .as_ref()
+                .map(|c| json!({ "cursor": c }))
+                .unwrap_or_else(|| json!({}));
+            let result = self
+                .request("tasks/list", params, None, Some(self.opts.request_timeout))
+                .await?;
+            for t in result
+                .get("tasks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                out.push(Task::from_wire(t)?);
+            }
+            cursor = result
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Modern `subscriptions/listen` for `task_ids`; returns once acknowledged.
+    pub async fn listen(&self, task_ids: &[String]) -> Result<Subscription, McpError> {
+        let id = self.id();
+        let params = self.with_meta(
+            json!({ "notifications": { "taskIds": task_ids } }),
+            Era::Modern,
+        );
+        let msg = jsonrpc::request(&id, "subscriptions/listen", params);
+        let stream = tokio::time::timeout(
+            self.opts.request_timeout,
+            self.transport
+                .open_stream(&id, &msg, "subscriptions/listen"),
+        )
+        .await
+        .map_err(|_| McpError::transport("subscriptions/listen timed out"))??;
+        Subscription::acknowledge(
+            id,
+            stream,
+            self.opts.request_timeout,
+            self.opts.stream_idle_timeout,
+        )
+        .await
+    }
+
+    /// Legacy: the session's GET stream; feed each message to [`McpClient::dispatch`].
+    pub fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
+        match &self.transport {
+            Transport::Http(h) if self.era() == Era::Legacy => h.open_get_stream(),
+            _ => Err(McpError::Unsupported(
+                "no GET stream on this connection".into(),
+            )),
+        }
+    }
+
+    /// Handle one unsolicited server message: answer server requests, turn task
+    /// notifications, progress and legacy input requests into pushes.
+    pub async fn dispatch(&self, msg: Incoming) {
+        let push = match msg {
+            Incoming::Notification { method, params } => self.notification_push(&method, &params),
+            Incoming::Request { id, method, params } => {
+                self.server_request(id, method, params).await
+            }
+            Incoming::Response { .. } => None,
+        };
+        if let Some(p) = push {
+            let _ = self.push_tx.send(p).await;
+        }
+    }
+
+    fn notification_push(&self, method: &str, params: &Value) -> Option<ServerPush> {
+        match method {
+            "notifications/tasks" | "notifications/tasks/status" => match Task::from_wire(params) {
+                Ok(mut task) => {
+                    if self.era() == Era::Legacy {
+                        self.pending_inputs.merge_into(&mut task);
+                    }
+                    Some(ServerPush::Task(task))
+                }
+                Err(e) => {
+                    tracing::warn!("ignoring a malformed task notification: {e}");
+                    None
+                }
+            },
+            "notifications/progress" => {
+                let token = params.get("progressToken")?;
+                let token = token
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| token.to_string());
+                let task_id = self
+                    .progress_tokens
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&token)
+                    .cloned()?;
+                Some(ServerPush::Progress {
+                    task_id,
+                    progress: params.get("progress").and_then(Value::as_f64)?,
+                    total: params.get("total").and_then(Value::as_f64),
+                    message: params
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                })
+            }
+            "notifications/tools/list_changed" => Some(ServerPush::ToolsChanged),
+            _ => None,
+        }
+    }
+
+    async fn server_request(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Value,
+    ) -> Option<ServerPush> {
+        let related = params
+            .pointer("/_meta/io.modelcontextprotocol~1related-task/taskId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let reply = match (method.as_str(), related) {
+            ("elicitation/create", Some(task_id)) => {
+                let key = format!("elicitation-{id}");
+                let request = InputRequest { method, params };
+                self.pending_inputs
+                    .insert(&task_id, &key, id, request.clone());
+                return Some(ServerPush::InputRequest {
+                    task_id,
+                    key,
+                    request,
+                });
+            }
+            ("elicitation/create", None) => jsonrpc::response(&id, json!({ "action": "cancel" })),
+            ("ping", _) => jsonrpc::response(&id, json!({})),
+            _ => jsonrpc::error_response(&id, -32601, "not supported by this client"),
+        };
+        if let Err(e) = self.transport.send_message(&reply, None).await {
+            tracing::warn!("could not answer a server request: {e}");
+        }
+        None
+    }
+
+    /// End the session (legacy DELETE) or stop the child process.
+    pub async fn close(&self) {
+        self.transport.close().await;
+    }
+}

@@ -1,0 +1,190 @@
+//! Where a server lives and how to reach it: `Endpoint` (HTTP URL or stdio command line)
+//! and `ConnectOptions` (extra headers, timeouts, size bounds).
+//!
+//! Must not do I/O beyond reading environment variables for header values.
+
+use std::time::Duration;
+
+use super::error::McpError;
+
+/// A server address: `http://…`, `https://…`, or `stdio:<command line>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    Http { url: String },
+    Stdio { argv: Vec<String> },
+}
+
+impl Endpoint {
+    /// Parse a `--server` value.
+    pub fn parse(s: &str) -> Result<Endpoint, McpError> {
+        let s = s.trim();
+        if let Some(cmd) = s.strip_prefix("stdio:") {
+            let argv = shlex::split(cmd).filter(|a| !a.is_empty()).ok_or_else(|| {
+                McpError::Unsupported(format!("cannot split stdio command line {cmd:?}"))
+            })?;
+            return Ok(Endpoint::Stdio { argv });
+        }
+        if s.starts_with("http://") || s.starts_with("https://") {
+            reqwest::Url::parse(s)
+                .map_err(|e| McpError::Unsupported(format!("invalid server URL {s:?}: {e}")))?;
+            return Ok(Endpoint::Http { url: s.to_string() });
+        }
+        Err(McpError::Unsupported(format!(
+            "server {s:?} is neither an http(s):// URL nor stdio:<command>"
+        )))
+    }
+
+    /// A stable identity for the ledger and the UI (no secrets: headers are not part of it).
+    pub fn identity(&self) -> String {
+        match self {
+            Endpoint::Http { url } => url.clone(),
+            Endpoint::Stdio { argv } => format!(
+                "stdio:{}",
+                shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
+            ),
+        }
+    }
+}
+
+/// Connection settings shared by both transports.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Extra HTTP headers (already resolved; values may be secrets and are never logged).
+    pub headers: Vec<(String, String)>,
+    /// Deadline for one ordinary request.
+    pub request_timeout: Duration,
+    /// Deadline for a `tools/call` (servers without tasks may hold it open).
+    pub call_timeout: Duration,
+    /// TCP/TLS connect deadline.
+    pub connect_timeout: Duration,
+    /// A push stream silent for longer than this is treated as dead.
+    pub stream_idle_timeout: Duration,
+    /// How long a stdio server may stay silent on the `server/discover` probe.
+    pub probe_timeout: Duration,
+    /// Largest accepted message (one JSON body, SSE event or stdio line).
+    pub max_message_bytes: usize,
+    pub client_name: String,
+    pub client_version: String,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            headers: Vec::new(),
+            request_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(10),
+            stream_idle_timeout: Duration::from_secs(120),
+            probe_timeout: Duration::from_secs(5),
+            max_message_bytes: 16 * 1024 * 1024,
+            client_name: "taskrail".into(),
+            client_version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+impl ConnectOptions {
+    /// Parse `Name: value` or `Name=value`; a value of `${VAR}` or `$VAR` is read from the
+    /// environment (so tokens stay out of command lines and files).
+    pub fn parse_header(spec: &str) -> Result<(String, String), McpError> {
+        let (name, value) = spec
+            .split_once(':')
+            .or_else(|| spec.split_once('='))
+            .ok_or_else(|| {
+                McpError::Unsupported(format!("header {spec:?} is not `Name: value`"))
+            })?;
+        let name = name.trim().to_string();
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(McpError::Unsupported(format!(
+                "invalid header name {name:?}"
+            )));
+        }
+        Ok((name, expand_env(value.trim())?))
+    }
+}
+
+/// Expand every `${VAR}` in `s`; a missing variable is an error naming it.
+pub fn expand_env(s: &str) -> Result<String, McpError> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| McpError::Unsupported(format!("unterminated ${{ in {s:?}")))?;
+        let var = &after[..end];
+        let val = std::env::var(var)
+            .map_err(|_| McpError::Unsupported(format!("environment variable {var} is not set")))?;
+        out.push_str(&val);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Encode an `Mcp-Name`/`Mcp-Param-*` value: plain visible ASCII as is, anything else
+/// (non-ASCII, controls, surrounding spaces, sentinel look-alikes) as `=?base64?…?=`.
+pub fn encode_header_value(v: &str) -> String {
+    use base64::Engine as _;
+    let plain = !v.is_empty()
+        && v.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && v.trim() == v
+        && !(v.starts_with("=?base64?") && v.ends_with("?="));
+    if plain {
+        v.to_string()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(v.as_bytes())
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_endpoints() {
+        assert_eq!(
+            Endpoint::parse("http://127.0.0.1:8000/mcp").unwrap(),
+            Endpoint::Http {
+                url: "http://127.0.0.1:8000/mcp".into()
+            }
+        );
+        assert_eq!(
+            Endpoint::parse("stdio:python3 'my server.py' --stdio").unwrap(),
+            Endpoint::Stdio {
+                argv: vec!["python3".into(), "my server.py".into(), "--stdio".into()]
+            }
+        );
+        assert!(Endpoint::parse("ftp://x").is_err());
+        assert!(Endpoint::parse("stdio:").is_err());
+        assert!(Endpoint::parse("http://[bad").is_err());
+    }
+
+    #[test]
+    fn header_values_are_encoded_when_not_plain() {
+        assert_eq!(encode_header_value("hello_world"), "hello_world");
+        assert_eq!(encode_header_value("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(encode_header_value(" lead"), "=?base64?IGxlYWQ=?=");
+        assert_eq!(encode_header_value("a\nb"), "=?base64?YQpi?=");
+        assert!(encode_header_value("=?base64?abc?=").starts_with("=?base64?PT9i"));
+    }
+
+    #[test]
+    fn headers_expand_environment() {
+        // SAFETY: test-local variable name, no other thread reads it.
+        unsafe { std::env::set_var("TASKRAIL_TEST_TOKEN_X", "s3cret") };
+        let (n, v) =
+            ConnectOptions::parse_header("Authorization: Bearer ${TASKRAIL_TEST_TOKEN_X}").unwrap();
+        assert_eq!((n.as_str(), v.as_str()), ("Authorization", "Bearer s3cret"));
+        assert!(ConnectOptions::parse_header("X-A: ${TASKRAIL_TEST_MISSING_VAR}").is_err());
+        assert!(ConnectOptions::parse_header("no separator").is_err());
+    }
+}

@@ -1,0 +1,467 @@
+//! Streamable HTTP transport: one POST per message with every header the spec asks for,
+//! replies read as JSON or as an SSE stream (sse-stream), and the legacy session GET
+//! stream (eventsource-client over this transport's reqwest client).
+//!
+//! Owns: headers, session id, status-code mapping, bounded bodies. Must not interpret
+//! MCP semantics beyond routing messages of a reply to the caller or the inbound channel.
+
+use futures::{Stream, StreamExt, TryStreamExt};
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+use super::endpoint::{ConnectOptions, encode_header_value};
+use super::error::McpError;
+use super::jsonrpc::{Incoming, RequestId};
+use super::types::ErrorObject;
+
+/// A stream of messages from one reply (or a long-lived stream).
+pub type MessageStream = std::pin::Pin<Box<dyn Stream<Item = Result<Incoming, McpError>> + Send>>;
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// Streamable HTTP connection to one endpoint.
+pub struct HttpTransport {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    extra: HeaderMap,
+    session: RwLock<Option<String>>,
+    protocol_version: RwLock<Option<String>>,
+    inbound: mpsc::Sender<Incoming>,
+    max_bytes: usize,
+}
+
+/// Install the process-wide rustls crypto provider (idempotent).
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+fn is_loopback(url: &reqwest::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+impl HttpTransport {
+    pub fn new(
+        url: &str,
+        opts: &ConnectOptions,
+        inbound: mpsc::Sender<Incoming>,
+    ) -> Result<Self, McpError> {
+        install_crypto_provider();
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| McpError::Unsupported(format!("invalid URL: {e}")))?;
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(opts.connect_timeout)
+            .user_agent(format!("{}/{}", opts.client_name, opts.client_version));
+        if is_loopback(&url) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(McpError::transport)?;
+        let mut extra = HeaderMap::new();
+        for (name, value) in &opts.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| McpError::Unsupported(format!("invalid header name {name:?}")))?;
+            let mut value = HeaderValue::from_str(value).map_err(|_| {
+                McpError::Unsupported(format!(
+                    "header {name} has a value that is not visible ASCII"
+                ))
+            })?;
+            value.set_sensitive(true);
+            extra.insert(name, value);
+        }
+        Ok(Self {
+            client,
+            url,
+            extra,
+            session: RwLock::new(None),
+            protocol_version: RwLock::new(None),
+            inbound,
+            max_bytes: opts.max_message_bytes,
+        })
+    }
+
+    pub fn set_session(&self, id: Option<String>) {
+        *self.session.write().unwrap_or_else(|e| e.into_inner()) = id;
+    }
+
+    pub fn session(&self) -> Option<String> {
+        self.session
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn set_protocol_version(&self, v: Option<String>) {
+        *self
+            .protocol_version
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = v;
+    }
+
+    fn common_headers(&self) -> HeaderMap {
+        let mut h = self.extra.clone();
+        if let Some(v) = self
+            .protocol_version
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_deref()
+            && let Ok(v) = HeaderValue::from_str(v)
+        {
+            h.insert("mcp-protocol-version", v);
+        }
+        if let Some(s) = self.session()
+            && let Ok(v) = HeaderValue::from_str(&s)
+        {
+            h.insert("mcp-session-id", v);
+        }
+        h
+    }
+
+    async fn post(
+        &self,
+        body: &Value,
+        method: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<reqwest::Response, McpError> {
+        let mut h = self.common_headers();
+        h.insert(header::ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(m) = method
+            && let Ok(v) = HeaderValue::from_str(&encode_header_value(m))
+        {
+            h.insert("mcp-method", v);
+        }
+        if let Some(n) = name
+            && let Ok(v) = HeaderValue::from_str(&encode_header_value(n))
+        {
+            h.insert("mcp-name", v);
+        }
+        let bytes = serde_json::to_vec(body).map_err(|e| McpError::decode(e.to_string()))?;
+        let resp = self
+            .client
+            .post(self.url.clone())
+            .headers(h)
+            .body(bytes)
+            .send()
+            .await
+            .map_err(describe_reqwest_error)?;
+        if self.session().is_none()
+            && let Some(sid) = resp
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            self.set_session(Some(sid.to_string()));
+        }
+        Ok(resp)
+    }
+
+    /// Send one request and wait for its response; messages that arrive first on an SSE
+    /// reply (progress, task status, server requests) go to the inbound channel.
+    pub async fn request(
+        &self,
+        id: &RequestId,
+        msg: &Value,
+        method: &str,
+        name: Option<&str>,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
+        let resp = self.post(msg, Some(method), name).await?;
+        let (single, mut stream) = self.reply(resp).await?;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(Incoming::Response { id: rid, outcome }) if single || id.matches(&rid) => {
+                    return Ok(outcome);
+                }
+                Ok(Incoming::Response { id: rid, .. }) => {
+                    tracing::debug!(%rid, "ignoring a response for another request");
+                }
+                Ok(other) => {
+                    if self.inbound.send(other).await.is_err() {
+                        tracing::debug!("inbound channel closed; dropping a server message");
+                    }
+                }
+                Err(McpError::Decode(e)) => tracing::warn!("skipping a malformed message: {e}"),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(McpError::Transport(format!(
+            "the reply to {method} ended without a response"
+        )))
+    }
+
+    /// POST a notification or a response to a server request (answered `202 Accepted`).
+    pub async fn send_message(&self, msg: &Value, method: Option<&str>) -> Result<(), McpError> {
+        let resp = self.post(msg, method, None).await?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let retry_after = retry_after(resp.headers());
+        let body = read_bounded(resp, 64 * 1024).await.unwrap_or_default();
+        Err(McpError::Http {
+            status: status.as_u16(),
+            retry_after,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
+    }
+
+    /// POST a request whose reply stays open (`subscriptions/listen`); every message of
+    /// the reply is yielded, including a final response or a JSON error.
+    pub async fn open_stream(&self, msg: &Value, method: &str) -> Result<MessageStream, McpError> {
+        let resp = self.post(msg, Some(method), None).await?;
+        Ok(self.reply(resp).await?.1)
+    }
+
+    /// Interpret a reply: `(true, one message)` for JSON bodies, `(false, events)` for SSE.
+    async fn reply(&self, resp: reqwest::Response) -> Result<(bool, MessageStream), McpError> {
+        let status = resp.status();
+        let ctype = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if status.is_success() && ctype.starts_with("text/event-stream") {
+            return Ok((false, sse_messages(resp, self.max_bytes)));
+        }
+        let retry_after = retry_after(resp.headers());
+        let body = read_bounded(resp, self.max_bytes).await?;
+        let parsed = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| Incoming::classify(v).ok())
+            .filter(|m| matches!(m, Incoming::Response { .. }));
+        match parsed {
+            Some(
+                m @ Incoming::Response {
+                    outcome: Err(_), ..
+                },
+            ) => Ok((true, Box::pin(futures::stream::iter([Ok(m)])))),
+            Some(m) if status.is_success() => Ok((true, Box::pin(futures::stream::iter([Ok(m)])))),
+            _ if status.is_success() && body.iter().all(u8::is_ascii_whitespace) => {
+                Ok((true, Box::pin(futures::stream::empty())))
+            }
+            _ if status.is_success() => Err(McpError::decode(format!(
+                "expected JSON or an event stream, got {:?}: {}",
+                ctype,
+                preview(&body)
+            ))),
+            _ => Err(McpError::Http {
+                status: status.as_u16(),
+                retry_after,
+                body: preview(&body),
+            }),
+        }
+    }
+
+    /// Legacy: open the session's GET stream (server-initiated notifications and requests).
+    /// Reconnects with backoff and `Last-Event-ID` (eventsource-client); ends on 404/405.
+    pub fn open_get_stream(&self) -> Result<MessageStream, McpError> {
+        use es::Client as _;
+        use eventsource_client as es;
+        let mut b = es::ClientBuilder::for_url(self.url.as_str())
+            .map_err(|e| McpError::Unsupported(format!("GET stream: {e}")))?
+            .reconnect(
+                es::ReconnectOptions::reconnect(true)
+                    .retry_initial(false)
+                    .delay(Duration::from_millis(500))
+                    .backoff_factor(2)
+                    .delay_max(Duration::from_secs(15))
+                    .build(),
+            );
+        for (name, value) in self.common_headers().iter() {
+            if let Ok(v) = value.to_str() {
+                b = b
+                    .header(name.as_str(), v)
+                    .map_err(|e| McpError::Unsupported(format!("GET stream header: {e}")))?;
+            }
+        }
+        let client = b.build_with_transport(ReqwestSse(self.client.clone()));
+        let max = self.max_bytes;
+        let stream = client.stream().filter_map(move |item| async move {
+            match item {
+                Ok(es::SSE::Event(ev)) if ev.data.trim().is_empty() => None,
+                Ok(es::SSE::Event(ev)) if ev.data.len() > max => Some(Err(McpError::TooLarge {
+                    size: ev.data.len(),
+                    limit: max,
+                })),
+                Ok(es::SSE::Event(ev)) => Some(Incoming::parse(&ev.data)),
+                Ok(_) => None,
+                Err(es::Error::UnexpectedResponse(r, _)) => Some(Err(McpError::Http {
+                    status: r.status(),
+                    retry_after: None,
+                    body: String::new(),
+                })),
+                Err(e) => Some(Err(McpError::transport(format!("GET stream: {e}")))),
+            }
+        });
+        // 404 (session gone) and 405 (no GET stream) are final; other errors are retried inside.
+        let stream = stream.scan(false, |done, item| {
+            if *done {
+                return futures::future::ready(None);
+            }
+            if let Err(McpError::Http { status, .. }) = &item
+                && (*status == 404 || *status == 405 || *status == 401 || *status == 403)
+            {
+                *done = true;
+            }
+            futures::future::ready(Some(item))
+        });
+        Ok(Box::pin(stream))
+    }
+
+    /// Legacy: end the session (DELETE; a 405 answer is fine).
+    pub async fn delete_session(&self) {
+        if self.session().is_none() {
+            return;
+        }
+        let _ = self
+            .client
+            .delete(self.url.clone())
+            .headers(self.common_headers())
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await;
+    }
+}
+
+/// Decode an SSE reply into messages; a per-event byte bound guards memory.
+fn sse_messages(resp: reqwest::Response, max: usize) -> MessageStream {
+    let pending = Arc::new(AtomicUsize::new(0));
+    let counter = pending.clone();
+    let bytes = resp
+        .bytes_stream()
+        .map_err(std::io::Error::other)
+        .and_then(move |chunk| {
+            let seen = counter.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
+            futures::future::ready(if seen > max {
+                Err(std::io::Error::other(format!(
+                    "event larger than {max} bytes"
+                )))
+            } else {
+                Ok(chunk)
+            })
+        });
+    let events = sse_stream::SseByteStream::new(bytes);
+    Box::pin(events.filter_map(move |ev| {
+        let pending = pending.clone();
+        async move {
+            match ev {
+                Ok(ev) => {
+                    pending.store(0, Ordering::Relaxed);
+                    let data = ev.data?;
+                    if data.trim().is_empty() {
+                        return None;
+                    }
+                    Some(Incoming::parse(&data))
+                }
+                Err(e) => Some(Err(McpError::transport(format!("event stream: {e}")))),
+            }
+        }
+    }))
+}
+
+async fn read_bounded(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, McpError> {
+    if let Some(len) = resp.content_length()
+        && len as usize > max
+    {
+        return Err(McpError::TooLarge {
+            size: len as usize,
+            limit: max,
+        });
+    }
+    let mut out = Vec::new();
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(describe_reqwest_error)?;
+        if out.len() + chunk.len() > max {
+            return Err(McpError::TooLarge {
+                size: out.len() + chunk.len(),
+                limit: max,
+            });
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+fn retry_after(h: &HeaderMap) -> Option<Duration> {
+    let v = h.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+fn preview(body: &[u8]) -> String {
+    let s = String::from_utf8_lossy(body);
+    let s: String = s.chars().take(300).collect();
+    s.trim().to_string()
+}
+
+/// Turn reqwest's error into a message a user can act on.
+fn describe_reqwest_error(e: reqwest::Error) -> McpError {
+    use std::error::Error as _;
+    let mut msg = if e.is_connect() {
+        "cannot connect".to_string()
+    } else if e.is_timeout() {
+        "timed out".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut src = e.source();
+    let mut last = String::new();
+    while let Some(s) = src {
+        last = s.to_string();
+        src = s.source();
+    }
+    if !last.is_empty() {
+        msg.push_str(": ");
+        msg.push_str(&last);
+    }
+    if let Some(url) = e.url() {
+        msg.push_str(&format!(" ({})", url.as_str()));
+    }
+    McpError::Transport(msg)
+}
+
+/// eventsource-client's transport trait over reqwest: one pool, one TLS stack.
+#[derive(Clone)]
+struct ReqwestSse(reqwest::Client);
+
+impl launchdarkly_sdk_transport::HttpTransport for ReqwestSse {
+    fn request(
+        &self,
+        req: http::Request<Option<bytes::Bytes>>,
+    ) -> launchdarkly_sdk_transport::ResponseFuture {
+        use launchdarkly_sdk_transport::{ByteStream, TransportError};
+        let client = self.0.clone();
+        Box::pin(async move {
+            let (parts, body) = req.into_parts();
+            let mut rb = client
+                .request(parts.method, parts.uri.to_string())
+                .headers(parts.headers);
+            if let Some(b) = body {
+                rb = rb.body(b);
+            }
+            let resp = rb.send().await.map_err(TransportError::new)?;
+            let mut out = http::Response::builder().status(resp.status());
+            if let Some(h) = out.headers_mut() {
+                *h = resp.headers().clone();
+            }
+            let body: ByteStream = Box::pin(resp.bytes_stream().map_err(TransportError::new));
+            out.body(body).map_err(TransportError::new)
+        })
+    }
+}

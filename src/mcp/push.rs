@@ -1,0 +1,169 @@
+//! Server pushes: `ServerPush` (what arrives unasked) and `Subscription`, one acknowledged
+//! `subscriptions/listen` stream yielding task snapshots.
+//!
+//! Owns: the acknowledgement handshake, subscription-id filtering, the idle bound.
+//! Must not reconnect (the engine decides that).
+
+use futures::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+
+use super::error::McpError;
+use super::http::MessageStream;
+use super::jsonrpc::{Incoming, RequestId};
+use super::types::{InputRequest, Task};
+
+/// Something the server sent without being asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerPush {
+    /// A task snapshot from a notification on any stream.
+    Task(Task),
+    /// Legacy: numeric progress of a task (from the call's progress token).
+    Progress {
+        task_id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// Legacy: a server-to-client input request tied to a task.
+    InputRequest {
+        task_id: String,
+        key: String,
+        request: InputRequest,
+    },
+    /// The tool list changed.
+    ToolsChanged,
+}
+
+/// What an open listen stream yields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubscriptionEvent {
+    Task(Task),
+    /// The server ended the subscription gracefully.
+    Ended,
+}
+
+/// One acknowledged `subscriptions/listen`.
+pub struct Subscription {
+    pub id: RequestId,
+    /// Task ids the server agreed to push; `None` when the ack listed none (poll them all).
+    pub accepted: Option<Vec<String>>,
+    stream: MessageStream,
+    idle: Duration,
+    early: Vec<Task>,
+}
+
+fn is_task_notification(method: &str) -> bool {
+    method == "notifications/tasks" || method == "notifications/tasks/status"
+}
+
+impl Subscription {
+    /// Read up to the acknowledgement (within `ack_timeout`).
+    pub(super) async fn acknowledge(
+        id: RequestId,
+        mut stream: MessageStream,
+        ack_timeout: Duration,
+        idle: Duration,
+    ) -> Result<Subscription, McpError> {
+        let mut early = Vec::new();
+        let deadline = tokio::time::Instant::now() + ack_timeout;
+        loop {
+            let next = tokio::time::timeout_at(deadline, stream.next())
+                .await
+                .map_err(|_| McpError::transport("no acknowledgement for subscriptions/listen"))?;
+            match next {
+                None => {
+                    return Err(McpError::transport(
+                        "listen stream closed before its acknowledgement",
+                    ));
+                }
+                Some(Err(McpError::Decode(e))) => {
+                    tracing::warn!("skipping a malformed message: {e}")
+                }
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Incoming::Response {
+                    outcome: Err(e), ..
+                })) => return Err(McpError::from_rpc(&e, false)),
+                Some(Ok(Incoming::Response { outcome: Ok(_), .. })) => {
+                    return Err(McpError::transport(
+                        "listen ended before its acknowledgement",
+                    ));
+                }
+                Some(Ok(Incoming::Notification { method, params })) => {
+                    if method == "notifications/subscriptions/acknowledged" {
+                        if let Some(sub) = Incoming::subscription_id(&params)
+                            && !id.matches(sub)
+                        {
+                            continue;
+                        }
+                        let accepted = params
+                            .pointer("/notifications/taskIds")
+                            .and_then(Value::as_array)
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(Value::as_str)
+                                    .map(str::to_string)
+                                    .collect()
+                            });
+                        return Ok(Subscription {
+                            id,
+                            accepted,
+                            stream,
+                            idle,
+                            early,
+                        });
+                    }
+                    if is_task_notification(&method)
+                        && let Ok(t) = Task::from_wire(&params)
+                    {
+                        early.push(t);
+                    }
+                }
+                Some(Ok(Incoming::Request { .. })) => {}
+            }
+        }
+    }
+
+    /// The next task snapshot. `Err` when the stream broke or stayed silent too long.
+    pub async fn next(&mut self) -> Result<SubscriptionEvent, McpError> {
+        if !self.early.is_empty() {
+            return Ok(SubscriptionEvent::Task(self.early.remove(0)));
+        }
+        loop {
+            let next = tokio::time::timeout(self.idle, self.stream.next())
+                .await
+                .map_err(|_| McpError::transport("listen stream silent for too long"))?;
+            match next {
+                None => return Err(McpError::transport("listen stream closed")),
+                Some(Err(McpError::Decode(e))) => {
+                    tracing::warn!("skipping a malformed message: {e}")
+                }
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Incoming::Response { outcome: Ok(_), .. })) => {
+                    return Ok(SubscriptionEvent::Ended);
+                }
+                Some(Ok(Incoming::Response {
+                    outcome: Err(e), ..
+                })) => return Err(McpError::from_rpc(&e, false)),
+                Some(Ok(Incoming::Notification { method, params })) => {
+                    if method == "notifications/cancelled" {
+                        return Ok(SubscriptionEvent::Ended);
+                    }
+                    if !is_task_notification(&method) {
+                        continue;
+                    }
+                    if let Some(sub) = Incoming::subscription_id(&params)
+                        && !self.id.matches(sub)
+                    {
+                        continue;
+                    }
+                    match Task::from_wire(&params) {
+                        Ok(t) => return Ok(SubscriptionEvent::Task(t)),
+                        Err(e) => tracing::warn!("ignoring a malformed task notification: {e}"),
+                    }
+                }
+                Some(Ok(Incoming::Request { .. })) => {}
+            }
+        }
+    }
+}
