@@ -1,0 +1,194 @@
+//! Push streams of one connection: the modern `subscriptions/listen` manager (re-listen
+//! on a changed task set, swap once acknowledged, reconnect with backoff) and the legacy
+//! session GET stream.
+//!
+//! Owns: stream lifetimes. Must not touch task state: it reports `ListenMsg`s to the actor.
+
+use futures::StreamExt;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+use crate::mcp::{McpClient, McpError, Subscription, SubscriptionEvent, Task};
+
+/// What the push side reports to its server actor.
+#[derive(Debug)]
+pub enum ListenMsg {
+    /// A listen was acknowledged. `full_resync` after a lost stream (nothing is replayed).
+    Subscribed {
+        requested: BTreeSet<String>,
+        accepted: Option<Vec<String>>,
+        full_resync: bool,
+    },
+    Pushed(Task),
+    /// The stream broke; retrying after `retry_in`.
+    Lost { error: String, attempt: u32, retry_in: Duration },
+    /// The server has no push (e.g. `-32601`); poll only.
+    Unavailable(String),
+}
+
+/// Exponential backoff with jitter: base·2^(attempt-1), capped, plus up to 25 %.
+pub fn backoff(attempt: u32, base: Duration, max: Duration) -> Duration {
+    let exp = base.saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+    let capped = exp.min(max);
+    capped + capped.mul_f64(fastrand::f64() * 0.25)
+}
+
+fn is_final(e: &McpError) -> bool {
+    matches!(
+        e,
+        McpError::MethodNotFound { .. } | McpError::Unsupported(_) | McpError::MissingCapability { .. }
+    ) || matches!(e, McpError::Http { status: 404 | 405 | 401 | 403, .. })
+}
+
+async fn next_event(sub: &mut Option<Subscription>) -> Result<SubscriptionEvent, McpError> {
+    match sub {
+        Some(s) => s.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Keep one acknowledged listen open for the current set of task ids.
+pub async fn run_listen(
+    client: Arc<McpClient>,
+    mut ids: watch::Receiver<BTreeSet<String>>,
+    out: mpsc::Sender<ListenMsg>,
+    base: Duration,
+    max: Duration,
+) {
+    let mut current: Option<Subscription> = None;
+    let mut current_ids: BTreeSet<String> = BTreeSet::new();
+    let mut attempt = 0u32;
+    let mut lost = false;
+    loop {
+        let wanted = ids.borrow_and_update().clone();
+        if wanted.is_empty() {
+            current = None;
+            current_ids.clear();
+        } else if current.is_none() || wanted != current_ids {
+            let list: Vec<String> = wanted.iter().cloned().collect();
+            match client.listen(&list).await {
+                Ok(sub) => {
+                    let msg = ListenMsg::Subscribed {
+                        requested: wanted.clone(),
+                        accepted: sub.accepted.clone(),
+                        full_resync: lost,
+                    };
+                    // The new stream is acknowledged: now the old one may close.
+                    current = Some(sub);
+                    current_ids = wanted;
+                    attempt = 0;
+                    lost = false;
+                    if out.send(msg).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) if is_final(&e) => {
+                    let _ = out.send(ListenMsg::Unavailable(e.to_string())).await;
+                    return;
+                }
+                Err(e) => {
+                    attempt += 1;
+                    lost = true;
+                    current = None;
+                    current_ids.clear();
+                    let retry_in = backoff(attempt, base, max);
+                    if out.send(ListenMsg::Lost { error: e.to_string(), attempt, retry_in }).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(retry_in).await;
+                    continue;
+                }
+            }
+        }
+        tokio::select! {
+            changed = ids.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                // Let a burst of new tasks settle into one listen.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            ev = next_event(&mut current) => match ev {
+                Ok(SubscriptionEvent::Task(t)) => {
+                    if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(SubscriptionEvent::Ended) => {
+                    lost = true;
+                    current = None;
+                    current_ids.clear();
+                }
+                Err(e) => {
+                    attempt += 1;
+                    lost = true;
+                    current = None;
+                    current_ids.clear();
+                    let retry_in = backoff(attempt, base, max);
+                    if out.send(ListenMsg::Lost { error: e.to_string(), attempt, retry_in }).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(retry_in).await;
+                }
+            }
+        }
+    }
+}
+
+/// Legacy: read the session GET stream and hand every message to the client's dispatcher
+/// (task status notifications and input requests come back as `ServerPush`es).
+pub async fn run_legacy_stream(client: Arc<McpClient>, out: mpsc::Sender<ListenMsg>) {
+    let mut stream = match client.open_legacy_stream() {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = out.send(ListenMsg::Unavailable(e.to_string())).await;
+            return;
+        }
+    };
+    // Legacy push only speeds things up: every task keeps being polled (the spec says the
+    // client must not rely on `notifications/tasks/status`).
+    let subscribed = ListenMsg::Subscribed { requested: BTreeSet::new(), accepted: None, full_resync: false };
+    if out.send(subscribed).await.is_err() {
+        return;
+    }
+    let mut attempt = 0;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(msg) => {
+                attempt = 0;
+                client.dispatch(msg).await;
+            }
+            Err(e) if is_final(&e) => {
+                let _ = out.send(ListenMsg::Unavailable(e.to_string())).await;
+                return;
+            }
+            Err(e) => {
+                attempt += 1;
+                let lost = ListenMsg::Lost { error: e.to_string(), attempt, retry_in: Duration::from_millis(500) };
+                if out.send(lost).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = out.send(ListenMsg::Unavailable("the GET stream ended".into())).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let base = Duration::from_millis(100);
+        let max = Duration::from_secs(2);
+        let b1 = backoff(1, base, max);
+        assert!(b1 >= base && b1 <= base.mul_f64(1.25));
+        let b3 = backoff(3, base, max);
+        assert!(b3 >= Duration::from_millis(400));
+        let b20 = backoff(20, base, max);
+        assert!(b20 >= max && b20 <= max.mul_f64(1.25));
+    }
+}

@@ -1,0 +1,114 @@
+//! The poll schedule: when each followed task is next due for a `tasks/get`.
+//!
+//! A min-heap with lazy deletion, so rescheduling one of thousands of tasks is O(log n).
+//! Pure: callers pass instants.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use tokio::time::Instant;
+
+#[derive(Default)]
+pub struct Schedule {
+    heap: BinaryHeap<Reverse<(Instant, u64, String)>>,
+    current: HashMap<String, u64>,
+    next_gen: u64,
+}
+
+impl Schedule {
+    /// Schedule `task_id` at `due`, replacing any earlier schedule for it.
+    pub fn set(&mut self, task_id: &str, due: Instant) {
+        self.next_gen += 1;
+        self.current.insert(task_id.to_string(), self.next_gen);
+        self.heap.push(Reverse((due, self.next_gen, task_id.to_string())));
+    }
+
+    /// Schedule unless the task is already due earlier.
+    pub fn set_if_earlier(&mut self, task_id: &str, due: Instant) {
+        if self.due(task_id).is_none_or(|d| due < d) {
+            self.set(task_id, due);
+        }
+    }
+
+    pub fn remove(&mut self, task_id: &str) {
+        self.current.remove(task_id);
+    }
+
+    fn clean_top(&mut self) {
+        while let Some(Reverse((_, generation, id))) = self.heap.peek() {
+            if self.current.get(id) == Some(generation) {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// When the next task is due.
+    pub fn next_due(&mut self) -> Option<Instant> {
+        self.clean_top();
+        self.heap.peek().map(|Reverse((due, _, _))| *due)
+    }
+
+    /// Take one task that is due at `now`.
+    pub fn pop_due(&mut self, now: Instant) -> Option<String> {
+        self.clean_top();
+        let Reverse((due, _, _)) = self.heap.peek()?;
+        if *due > now {
+            return None;
+        }
+        let Reverse((_, _, id)) = self.heap.pop()?;
+        self.current.remove(&id);
+        Some(id)
+    }
+
+    fn due(&self, task_id: &str) -> Option<Instant> {
+        let generation = self.current.get(task_id)?;
+        self.heap
+            .iter()
+            .find(|Reverse((_, g, id))| g == generation && id == task_id)
+            .map(|Reverse((d, _, _))| *d)
+    }
+
+    pub fn len(&self) -> usize {
+        self.current.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.current.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn pops_in_due_order_and_honours_reschedules() {
+        let t0 = Instant::now();
+        let mut s = Schedule::default();
+        s.set("a", t0 + Duration::from_secs(3));
+        s.set("b", t0 + Duration::from_secs(1));
+        s.set("a", t0 + Duration::from_secs(2));
+        s.set("c", t0 + Duration::from_secs(5));
+        s.remove("c");
+        assert_eq!(s.next_due(), Some(t0 + Duration::from_secs(1)));
+        assert_eq!(s.pop_due(t0), None);
+        let later = t0 + Duration::from_secs(10);
+        assert_eq!(s.pop_due(later).as_deref(), Some("b"));
+        assert_eq!(s.pop_due(later).as_deref(), Some("a"));
+        assert_eq!(s.pop_due(later), None);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn set_if_earlier_keeps_the_sooner_time() {
+        let t0 = Instant::now();
+        let mut s = Schedule::default();
+        s.set("a", t0 + Duration::from_secs(1));
+        s.set_if_earlier("a", t0 + Duration::from_secs(9));
+        assert_eq!(s.next_due(), Some(t0 + Duration::from_secs(1)));
+        s.set_if_earlier("a", t0);
+        assert_eq!(s.next_due(), Some(t0));
+        assert_eq!(s.len(), 1);
+    }
+}

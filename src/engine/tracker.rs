@@ -1,0 +1,202 @@
+//! Per-task bookkeeping and the invariants every snapshot passes through: the first
+//! terminal state wins, an older observation never overwrites a newer one, and input
+//! requests are reported once per key (an answered key never again).
+//!
+//! Pure: no I/O, no clock reads (callers pass observation sequence numbers).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::mcp::{InputRequest, Task};
+
+/// What the engine knows about one followed task.
+#[derive(Debug, Clone, Default)]
+pub struct TrackedTask {
+    pub last: Option<Task>,
+    /// Observation number of `last` (requests are numbered when sent, pushes on arrival).
+    pub observed: u64,
+    pub terminal: bool,
+    pub expired: bool,
+    /// Keys reported to the user, with the fingerprint of the request.
+    pub reported: HashMap<String, String>,
+    /// Keys we answered (persisted in the ledger): never prompted again.
+    pub answered: HashSet<String>,
+    /// Keys flagged as reused for a different request (flagged once).
+    pub reused: HashSet<String>,
+    pub cancel_requested: bool,
+    pub cancel_in_flight: bool,
+    pub poll_in_flight: bool,
+    /// Legacy: a `tasks/result` call is open for this task.
+    pub result_in_flight: bool,
+    /// Pushed by an acknowledged subscription (then only safety-polled).
+    pub pushed: bool,
+    pub consecutive_errors: u32,
+}
+
+/// What one snapshot changed.
+#[derive(Debug, Default, PartialEq)]
+pub struct Ingest {
+    /// The snapshot was accepted (newer, not after a terminal state).
+    pub applied: bool,
+    /// It differs from the previous state (ignoring `lastUpdatedAt`).
+    pub changed: bool,
+    pub became_terminal: bool,
+    pub new_inputs: Vec<(String, InputRequest)>,
+    pub reused_keys: Vec<String>,
+}
+
+/// Parse an ISO 8601 timestamp leniently (RFC 3339, or without a zone).
+pub fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&chrono::Utc));
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S"] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(t.and_utc());
+        }
+    }
+    None
+}
+
+impl TrackedTask {
+    /// Apply a snapshot observed as number `observed`.
+    pub fn ingest(&mut self, task: Task, observed: u64) -> Ingest {
+        let mut out = Ingest::default();
+        if self.terminal || self.expired {
+            // Terminal is forever; the only later update is the payload of that same state
+            // (legacy `tasks/result`), which the caller merges itself.
+            return out;
+        }
+        if observed < self.observed {
+            return out;
+        }
+        if let Some(prev) = &self.last {
+            let older = match (
+                prev.last_updated_at.as_deref().and_then(parse_time),
+                task.last_updated_at.as_deref().and_then(parse_time),
+            ) {
+                (Some(a), Some(b)) => b < a,
+                _ => false,
+            };
+            if older && !task.status.is_terminal() {
+                return out;
+            }
+        }
+        out.applied = true;
+        out.changed = self.last.as_ref().is_none_or(|p| !p.same_state(&task));
+        self.observed = observed;
+        if task.status.is_terminal() {
+            self.terminal = true;
+            out.became_terminal = true;
+        } else {
+            for (key, req) in &task.input_requests {
+                if self.answered.contains(key) {
+                    continue;
+                }
+                let fp = req.fingerprint();
+                match self.reported.get(key) {
+                    None => {
+                        self.reported.insert(key.clone(), fp);
+                        out.new_inputs.push((key.clone(), req.clone()));
+                    }
+                    Some(old) if *old != fp && self.reused.insert(key.clone()) => {
+                        out.reused_keys.push(key.clone());
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        self.last = Some(task);
+        out
+    }
+
+    /// Keys the user still has to answer.
+    pub fn pending_keys(&self) -> Vec<String> {
+        self.last
+            .as_ref()
+            .map(|t| {
+                t.input_requests
+                    .keys()
+                    .filter(|k| !self.answered.contains(*k))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn task(v: serde_json::Value) -> Task {
+        Task::from_wire(&v).unwrap()
+    }
+
+    fn input(key: &str, msg: &str) -> serde_json::Value {
+        json!({ key: { "method": "elicitation/create", "params": { "message": msg } } })
+    }
+
+    #[test]
+    fn first_terminal_state_wins() {
+        let mut t = TrackedTask::default();
+        assert!(t.ingest(task(json!({"taskId":"a","status":"working"})), 1).applied);
+        let r = t.ingest(task(json!({"taskId":"a","status":"completed","result":{"content":[]}})), 2);
+        assert!(r.became_terminal && r.changed);
+        assert!(!t.ingest(task(json!({"taskId":"a","status":"working"})), 3).applied);
+        assert!(!t.ingest(task(json!({"taskId":"a","status":"failed"})), 4).applied);
+        assert_eq!(t.last.as_ref().unwrap().status.as_str(), "completed");
+    }
+
+    #[test]
+    fn older_observations_are_ignored() {
+        let mut t = TrackedTask::default();
+        t.ingest(task(json!({"taskId":"a","status":"input_required"})), 5);
+        assert!(!t.ingest(task(json!({"taskId":"a","status":"working"})), 4).applied);
+        let newer = json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:10Z"});
+        assert!(t.ingest(task(newer), 6).applied);
+        let stale = json!({"taskId":"a","status":"input_required","lastUpdatedAt":"2026-01-01T00:00:05Z"});
+        assert!(!t.ingest(task(stale), 7).applied, "a snapshot older by lastUpdatedAt is stale");
+    }
+
+    #[test]
+    fn bumped_last_updated_at_is_not_a_change() {
+        let mut t = TrackedTask::default();
+        t.ingest(task(json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:01Z"})), 1);
+        let r = t.ingest(task(json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:02Z"})), 2);
+        assert!(r.applied && !r.changed);
+    }
+
+    #[test]
+    fn input_keys_are_reported_once_and_answered_keys_never() {
+        let mut t = TrackedTask::default();
+        let snap = json!({"taskId":"a","status":"input_required","inputRequests": input("k1","name?")});
+        assert_eq!(t.ingest(task(snap.clone()), 1).new_inputs.len(), 1);
+        assert!(t.ingest(task(snap.clone()), 2).new_inputs.is_empty());
+        t.answered.insert("k1".into());
+        assert!(t.ingest(task(snap), 3).new_inputs.is_empty());
+        assert!(t.pending_keys().is_empty());
+        let mut fresh = TrackedTask { answered: ["k1".to_string()].into(), ..Default::default() };
+        let snap = json!({"taskId":"a","status":"input_required","inputRequests": input("k1","name?")});
+        assert!(fresh.ingest(task(snap), 1).new_inputs.is_empty(), "answered in an earlier run");
+    }
+
+    #[test]
+    fn a_key_reused_for_another_request_is_flagged_once() {
+        let mut t = TrackedTask::default();
+        t.ingest(task(json!({"taskId":"a","status":"input_required","inputRequests": input("k","one")})), 1);
+        let other = json!({"taskId":"a","status":"input_required","inputRequests": input("k","two")});
+        let r = t.ingest(task(other.clone()), 2);
+        assert_eq!(r.reused_keys, vec!["k".to_string()]);
+        assert!(r.new_inputs.is_empty());
+        assert!(t.ingest(task(other), 3).reused_keys.is_empty());
+    }
+
+    #[test]
+    fn lenient_timestamps() {
+        assert!(parse_time("2026-01-01T00:00:00Z").is_some());
+        assert!(parse_time("2026-01-01T00:00:00.123+02:00").is_some());
+        assert!(parse_time("2026-01-01T00:00:00").is_some());
+        assert!(parse_time("a").is_none());
+    }
+}
