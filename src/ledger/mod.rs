@@ -7,8 +7,12 @@
 
 mod db;
 mod duration;
+mod read;
 mod schema;
+mod write;
 
+#[cfg(test)]
+mod store_tests;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -18,6 +22,7 @@ use crate::mcp::types::{Era, Task};
 
 pub use db::{DB_ENV, Ledger};
 pub use duration::parse_duration;
+pub use read::AnsweredKey;
 
 /// Default retention for terminal tasks when the caller prunes at start-up.
 pub const DEFAULT_RETENTION: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
