@@ -7,6 +7,7 @@
 
 mod db;
 mod duration;
+mod handle;
 mod read;
 mod schema;
 mod write;
@@ -22,6 +23,7 @@ use crate::mcp::types::{Era, Task};
 
 pub use db::{DB_ENV, Ledger};
 pub use duration::parse_duration;
+pub use handle::LedgerHandle;
 pub use read::AnsweredKey;
 
 /// Default retention for terminal tasks when the caller prunes at start-up.
