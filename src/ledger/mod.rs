@@ -13,6 +13,8 @@ mod schema;
 mod write;
 
 #[cfg(test)]
+mod durability_tests;
+#[cfg(test)]
 mod store_tests;
 
 use chrono::{DateTime, Utc};
