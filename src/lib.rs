@@ -8,4 +8,5 @@
 #![allow(clippy::large_enum_variant)]
 
 pub mod engine;
+pub mod ledger;
 pub mod mcp;

@@ -1,0 +1,308 @@
+//! Opening the ledger file: location, permissions, connection pragmas and migrations.
+//!
+//! Owns `Ledger` (one `rusqlite::Connection`) and the helpers every query shares (clock,
+//! write transactions, time conversion). Must not log task ids.
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::schema::{MIGRATIONS, SCHEMA_VERSION};
+
+/// Environment variable overriding the default ledger location.
+pub const DB_ENV: &str = "TASKRAIL_DB";
+
+/// How long a writer waits for another process's write lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The durable task ledger: one SQLite connection to one file.
+///
+/// Every write is a short `BEGIN IMMEDIATE` transaction, committed before the method
+/// returns, so a dashboard and a CLI process can share the file.
+pub struct Ledger {
+    pub(super) conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger").field("path", &self.path).finish()
+    }
+}
+
+impl Ledger {
+    /// Open (creating if needed) the ledger at `path` and bring its schema up to date.
+    ///
+    /// Creates missing parent directories (mode 0700 on Unix), creates the file with mode
+    /// 0600 and tightens an existing file to 0600. Fails if the file was written by a newer
+    /// taskrail with a schema version this build does not know.
+    pub fn open(path: &Path) -> anyhow::Result<Ledger> {
+        prepare_file(path)?;
+        let conn =
+            Connection::open(path).with_context(|| format!("opening ledger {}", path.display()))?;
+        configure(&conn).with_context(|| format!("configuring ledger {}", path.display()))?;
+        migrate(&conn, path)?;
+        Ok(Ledger {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// `$TASKRAIL_DB` if set and non-empty, else `<data dir>/taskrail/ledger.db`.
+    pub fn default_path() -> anyhow::Result<PathBuf> {
+        resolve_default_path(std::env::var_os(DB_ENV))
+    }
+
+    /// The file this ledger was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Start a write transaction that takes the write lock up front, so a concurrent writer
+    /// waits in `busy_timeout` instead of failing on a lock upgrade.
+    pub(super) fn write_tx(&self) -> anyhow::Result<Transaction<'_>> {
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .context("starting a ledger write transaction")
+    }
+}
+
+fn resolve_default_path(env: Option<std::ffi::OsString>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = env.filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let dirs = directories::ProjectDirs::from("", "", "taskrail").context(
+        "cannot find a home directory for the ledger; set TASKRAIL_DB or pass --db PATH",
+    )?;
+    Ok(dirs.data_dir().join("ledger.db"))
+}
+
+/// Create parent directories and the file itself with owner-only permissions.
+fn prepare_file(path: &Path) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        builder
+            .create(parent)
+            .with_context(|| format!("creating ledger directory {}", parent.display()))?;
+    }
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options
+        .open(path)
+        .with_context(|| format!("creating ledger file {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("restricting permissions of {}", path.display()))?;
+    }
+    drop(file);
+    Ok(())
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(%mode, "ledger could not switch to WAL journal mode");
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    Ok(())
+}
+
+/// Read `PRAGMA user_version`.
+pub(super) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Apply every pending migration in one transaction, or refuse a newer schema.
+fn migrate(conn: &Connection, path: &Path) -> anyhow::Result<()> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+        .with_context(|| format!("locking ledger {} for migration", path.display()))?;
+    let current = user_version(&tx)?;
+    if current > SCHEMA_VERSION {
+        bail!(
+            "ledger {} has schema version {current}, newer than the {SCHEMA_VERSION} this \
+             taskrail understands; upgrade taskrail or use another --db",
+            path.display()
+        );
+    }
+    if current < 0 {
+        bail!(
+            "ledger {} has an invalid schema version {current}",
+            path.display()
+        );
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.execute_batch(sql)
+            .with_context(|| format!("applying ledger migration {}", i + 1))?;
+    }
+    if current < SCHEMA_VERSION {
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tracing::debug!(
+            from = current,
+            to = SCHEMA_VERSION,
+            "migrated ledger schema"
+        );
+    }
+    tx.commit().context("committing ledger migration")?;
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(super) fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// Stored milliseconds → timestamp (out-of-range values clamp to the epoch).
+pub(super) fn from_ms(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+/// Optional u64 → SQLite integer (values beyond `i64::MAX` saturate).
+pub(super) fn to_sql_u64(v: Option<u64>) -> Option<i64> {
+    v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// SQLite integer → optional u64 (negative values are dropped).
+pub(super) fn from_sql_u64(v: Option<i64>) -> Option<u64> {
+    v.and_then(|v| u64::try_from(v).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested").join("dir").join("ledger.db");
+        (dir, path)
+    }
+
+    #[test]
+    fn open_creates_parents_and_sets_pragmas() {
+        let (_dir, path) = temp_db();
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(ledger.path(), path.as_path());
+        let c = &ledger.conn;
+        let mode: String = c
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode.to_ascii_lowercase(), "wal");
+        let sync: i64 = c
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 1, "synchronous=NORMAL");
+        let fk: i64 = c
+            .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+            .unwrap();
+        assert_eq!(fk, 1);
+        let busy: i64 = c
+            .pragma_query_value(None, "busy_timeout", |r| r.get(0))
+            .unwrap();
+        assert_eq!(busy, 5000);
+    }
+
+    #[test]
+    fn migrations_set_user_version_and_reopen_cleanly() {
+        let (_dir, path) = temp_db();
+        {
+            let ledger = Ledger::open(&path).unwrap();
+            assert_eq!(user_version(&ledger.conn).unwrap(), SCHEMA_VERSION);
+        }
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(user_version(&ledger.conn).unwrap(), SCHEMA_VERSION);
+        let tables: i64 = ledger
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+                 AND name IN ('tasks', 'answered_keys', 'events')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 3);
+    }
+
+    #[test]
+    fn future_schema_version_is_rejected() {
+        let (_dir, path) = temp_db();
+        {
+            let ledger = Ledger::open(&path).unwrap();
+            ledger
+                .conn
+                .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+                .unwrap();
+        }
+        let err = Ledger::open(&path).unwrap_err().to_string();
+        assert!(err.contains("newer"), "{err}");
+        assert!(err.contains(&format!("{}", SCHEMA_VERSION + 1)), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_file_is_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, path) = temp_db();
+        let _ledger = Ledger::open(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let parent = std::fs::metadata(path.parent().unwrap()).unwrap();
+        assert_eq!(
+            parent.permissions().mode() & 0o077,
+            0,
+            "parent dir is private"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn existing_world_readable_file_is_tightened() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.db");
+        std::fs::write(&path, b"").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let _ledger = Ledger::open(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // SQLite gives its side files the database file's permissions.
+        let wal = path.with_extension("db-wal");
+        if wal.exists() {
+            let mode = std::fs::metadata(&wal).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+    }
+
+    #[test]
+    fn default_path_prefers_env_var() {
+        let from_env = resolve_default_path(Some("/srv/x/ledger.db".into())).unwrap();
+        assert_eq!(from_env, PathBuf::from("/srv/x/ledger.db"));
+        if let Ok(dirs) = resolve_default_path(Some("".into())) {
+            assert!(dirs.ends_with("ledger.db"), "{}", dirs.display());
+            assert!(
+                dirs.to_string_lossy().contains("taskrail"),
+                "{}",
+                dirs.display()
+            );
+        }
+        if let Ok(dirs) = resolve_default_path(None) {
+            assert!(dirs.ends_with("ledger.db"), "{}", dirs.display());
+        }
+    }
+}

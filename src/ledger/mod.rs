@@ -1,0 +1,166 @@
+//! The crash-safe task ledger: every task id taskrail ever receives, kept in SQLite.
+//!
+//! Owns the on-disk record of tasks (creation data, last snapshot, answered input keys,
+//! a per-task event timeline) so polling can resume after a crash or restart. Task ids are
+//! bearer secrets: the file is mode 0600 and nothing here logs a full id (see [`short_id`]).
+//! Must not import ratatui or crossterm, and never receives headers or tokens.
+
+mod db;
+mod duration;
+mod handle;
+mod read;
+mod schema;
+mod write;
+
+#[cfg(test)]
+mod durability_tests;
+#[cfg(test)]
+mod store_tests;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::mcp::types::{Era, Task};
+
+pub use db::{DB_ENV, Ledger};
+pub use duration::parse_duration;
+pub use handle::LedgerHandle;
+pub use read::AnsweredKey;
+
+/// Default retention for terminal tasks when the caller prunes at start-up.
+pub const DEFAULT_RETENTION: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// What happened to a task, as stored in its timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Created,
+    Status,
+    InputRequested,
+    InputSent,
+    CancelRequested,
+    CancelAcked,
+    Push,
+    Poll,
+    Resync,
+    Expired,
+    Error,
+    Note,
+}
+
+impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [EventKind; 12] = [
+        EventKind::Created,
+        EventKind::Status,
+        EventKind::InputRequested,
+        EventKind::InputSent,
+        EventKind::CancelRequested,
+        EventKind::CancelAcked,
+        EventKind::Push,
+        EventKind::Poll,
+        EventKind::Resync,
+        EventKind::Expired,
+        EventKind::Error,
+        EventKind::Note,
+    ];
+
+    /// The stored (and displayed) name, e.g. `input_requested`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Created => "created",
+            EventKind::Status => "status",
+            EventKind::InputRequested => "input_requested",
+            EventKind::InputSent => "input_sent",
+            EventKind::CancelRequested => "cancel_requested",
+            EventKind::CancelAcked => "cancel_acked",
+            EventKind::Push => "push",
+            EventKind::Poll => "poll",
+            EventKind::Resync => "resync",
+            EventKind::Expired => "expired",
+            EventKind::Error => "error",
+            EventKind::Note => "note",
+        }
+    }
+
+    /// Inverse of [`EventKind::as_str`].
+    pub fn parse(s: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One task as the ledger knows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskRecord {
+    /// Server identity string the caller keyed the task by.
+    pub server: String,
+    /// The full task id (a bearer secret: show [`short_id`] of it).
+    pub task_id: String,
+    /// `None` for a task tracked by id before we learnt the server's era.
+    pub era: Option<Era>,
+    pub tool: Option<String>,
+    pub arguments: Option<Value>,
+    /// When taskrail first stored this id.
+    pub recorded_at: DateTime<Utc>,
+    /// The server's raw `createdAt`, if any snapshot carried one.
+    pub server_created_at: Option<String>,
+    /// The last accepted snapshot.
+    pub snapshot: Option<Task>,
+    /// Last status (`working`, …), or `unknown` before the first snapshot.
+    pub status: String,
+    pub terminal: bool,
+    /// When the task became terminal (or was tombstoned) as seen by taskrail.
+    pub terminal_at: Option<DateTime<Utc>>,
+    /// Tombstone: the server no longer knows the task (TTL passed or deleted).
+    pub expired: bool,
+    pub last_seen: Option<DateTime<Utc>>,
+    pub poll_interval_ms: Option<u64>,
+    pub ttl_ms: Option<u64>,
+    /// The task this one re-runs, if any (same server).
+    pub parent_task: Option<String>,
+    /// Input keys already answered, oldest first. Never prompt for these again.
+    pub answered_keys: Vec<String>,
+}
+
+/// One entry of a task's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventRecord {
+    pub at: DateTime<Utc>,
+    pub kind: EventKind,
+    pub latency_ms: Option<u64>,
+    pub detail: Value,
+}
+
+/// The loggable form of a task id: its first 8 characters and an ellipsis.
+pub fn short_id(id: &str) -> String {
+    let mut s: String = id.chars().take(8).collect();
+    s.push('…');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_id_keeps_eight_chars() {
+        assert_eq!(short_id("0123456789abcdef"), "01234567…");
+        assert_eq!(short_id("abc"), "abc…");
+        assert_eq!(short_id("ééééééééé"), "éééééééé…");
+    }
+
+    #[test]
+    fn event_kind_names_round_trip() {
+        for kind in EventKind::ALL {
+            assert_eq!(EventKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(EventKind::parse("bogus"), None);
+    }
+}

@@ -1,0 +1,361 @@
+//! Writes to the ledger: creation, tracking, snapshots, events, answered keys, tombstones.
+//!
+//! Owns the snapshot acceptance rules (first terminal state wins; among non-terminal
+//! snapshots a strictly older `lastUpdatedAt` is stale). Every method is one short
+//! transaction committed before it returns. Must not log task ids.
+
+use chrono::DateTime;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use super::db::{now_ms, to_sql_u64};
+use super::{EventKind, Ledger};
+use crate::mcp::types::{Era, Task};
+
+impl Ledger {
+    /// Insert a newly created task, with a `created` event. Idempotent: for a key already
+    /// present the first creation data is kept (only columns still empty are filled in).
+    /// Committed before returning, so a crash right after still lets polling resume.
+    pub fn record_created(
+        &self,
+        server: &str,
+        era: Era,
+        tool: &str,
+        arguments: &Value,
+        task: &Task,
+        parent_task: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let tx = self.write_tx()?;
+        let now = now_ms();
+        let args = serde_json::to_string(arguments)?;
+        match find_row(&tx, server, &task.task_id)? {
+            Some(row) => {
+                tx.execute(
+                    "UPDATE tasks SET era = coalesce(era, ?2), tool = coalesce(tool, ?3),
+                         arguments = coalesce(arguments, ?4),
+                         parent_task = coalesce(parent_task, ?5)
+                     WHERE id = ?1",
+                    params![row.id, era.as_str(), tool, args, parent_task],
+                )?;
+            }
+            None => {
+                let terminal = task.status.is_terminal();
+                tx.execute(
+                    "INSERT INTO tasks (server, task_id, era, tool, arguments, recorded_at,
+                         server_created_at, snapshot, status, terminal, terminal_at, last_seen,
+                         poll_interval_ms, ttl_ms, parent_task)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?6, ?12, ?13, ?14)",
+                    params![
+                        server,
+                        task.task_id,
+                        era.as_str(),
+                        tool,
+                        args,
+                        now,
+                        task.created_at,
+                        serde_json::to_string(task)?,
+                        task.status.as_str(),
+                        terminal,
+                        terminal.then_some(now),
+                        to_sql_u64(task.poll_interval_ms),
+                        to_sql_u64(task.ttl_ms),
+                        parent_task,
+                    ],
+                )?;
+                let id = tx.last_insert_rowid();
+                let detail = json!({ "tool": tool, "status": task.status.as_str() });
+                push_event(&tx, id, now, EventKind::Created, None, &detail)?;
+                push_input_requested(&tx, id, now, None, task)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Track a task id we did not create (e.g. `taskrail watch ID`): insert it if absent,
+    /// with a `note` event. An existing record is left alone (its era filled in if unknown).
+    pub fn record_tracked(
+        &self,
+        server: &str,
+        era: Option<Era>,
+        task_id: &str,
+    ) -> anyhow::Result<()> {
+        let tx = self.write_tx()?;
+        let now = now_ms();
+        let (id, inserted) = ensure_task(&tx, server, task_id, era, now)?;
+        if inserted {
+            push_event(
+                &tx,
+                id,
+                now,
+                EventKind::Note,
+                None,
+                &json!({ "tracked": true }),
+            )?;
+        } else if let Some(era) = era {
+            tx.execute(
+                "UPDATE tasks SET era = coalesce(era, ?2) WHERE id = ?1",
+                params![id, era.as_str()],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Store a newer snapshot and append timeline events: `status` when the status
+    /// changed, `input_requested` for new input keys, and a `source` event (push, poll,
+    /// resync) with its latency whenever the state changed. A snapshot for a terminal (or
+    /// expired) task is ignored, as is a non-terminal one whose `lastUpdatedAt` is older
+    /// than the stored one. Unknown task ids are inserted first: no id is ever dropped.
+    /// Returns whether the stored state changed (an identical re-read returns false).
+    pub fn record_snapshot(
+        &self,
+        server: &str,
+        task: &Task,
+        source: EventKind,
+        latency_ms: Option<u64>,
+    ) -> anyhow::Result<bool> {
+        let tx = self.write_tx()?;
+        let changed = apply_snapshot(&tx, server, task, source, latency_ms, now_ms())?;
+        tx.commit()?;
+        Ok(changed)
+    }
+
+    /// [`Ledger::record_snapshot`] for many snapshots in one transaction (one commit for a
+    /// burst of updates). Returns one "changed" flag per input, in order; all or nothing.
+    pub fn record_snapshots(
+        &self,
+        batch: &[(String, Task, EventKind, Option<u64>)],
+    ) -> anyhow::Result<Vec<bool>> {
+        let tx = self.write_tx()?;
+        let now = now_ms();
+        let changed = batch
+            .iter()
+            .map(|(server, task, source, latency)| {
+                apply_snapshot(&tx, server, task, *source, *latency, now)
+            })
+            .collect::<anyhow::Result<Vec<bool>>>()?;
+        tx.commit()?;
+        Ok(changed)
+    }
+
+    /// Append one event to a task's timeline (inserting the task id if unknown).
+    /// `detail` must not carry secrets; it is stored as JSON.
+    pub fn record_event(
+        &self,
+        server: &str,
+        task_id: &str,
+        kind: EventKind,
+        latency_ms: Option<u64>,
+        detail: &Value,
+    ) -> anyhow::Result<()> {
+        let tx = self.write_tx()?;
+        let now = now_ms();
+        let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
+        push_event(&tx, id, now, kind, latency_ms, detail)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Remember that input `key` was answered (`action`: accept, decline, cancel, …).
+    /// The first answer for a key wins; later calls for the same key change nothing.
+    /// Does not add a timeline event: callers record `input_sent` with its latency.
+    pub fn mark_answered(
+        &self,
+        server: &str,
+        task_id: &str,
+        key: &str,
+        action: &str,
+    ) -> anyhow::Result<()> {
+        let tx = self.write_tx()?;
+        let now = now_ms();
+        let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO answered_keys (task, input_key, action, answered_at)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![id, key, action, now],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Tombstone a task the server no longer knows (TTL passed, `-32602` on `tasks/get`):
+    /// it becomes terminal and expired, and gets an `expired` event the first time.
+    pub fn mark_expired(&self, server: &str, task_id: &str) -> anyhow::Result<()> {
+        let tx = self.write_tx()?;
+        let now = now_ms();
+        let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
+        let updated = tx.execute(
+            "UPDATE tasks SET expired = 1, terminal = 1, terminal_at = coalesce(terminal_at, ?2)
+             WHERE id = ?1 AND expired = 0",
+            params![id, now],
+        )?;
+        if updated > 0 {
+            push_event(&tx, id, now, EventKind::Expired, None, &Value::Null)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// Status of a task id stored before any snapshot of it (matches the schema default).
+const UNKNOWN_STATUS: &str = "unknown";
+
+/// The parts of a stored task that writes need.
+struct Row {
+    id: i64,
+    terminal: bool,
+    status: String,
+    snapshot: Option<String>,
+}
+
+fn find_row(conn: &Connection, server: &str, task_id: &str) -> rusqlite::Result<Option<Row>> {
+    conn.query_row(
+        "SELECT id, terminal, status, snapshot FROM tasks WHERE server = ?1 AND task_id = ?2",
+        params![server, task_id],
+        |r| {
+            Ok(Row {
+                id: r.get(0)?,
+                terminal: r.get(1)?,
+                status: r.get(2)?,
+                snapshot: r.get(3)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// The row id for (server, task id), inserting a bare tracked row if absent.
+fn ensure_task(
+    conn: &Connection,
+    server: &str,
+    task_id: &str,
+    era: Option<Era>,
+    now: i64,
+) -> rusqlite::Result<(i64, bool)> {
+    if let Some(row) = find_row(conn, server, task_id)? {
+        return Ok((row.id, false));
+    }
+    conn.execute(
+        "INSERT INTO tasks (server, task_id, era, recorded_at) VALUES (?1, ?2, ?3, ?4)",
+        params![server, task_id, era.map(Era::as_str), now],
+    )?;
+    Ok((conn.last_insert_rowid(), true))
+}
+
+fn push_event(
+    conn: &Connection,
+    task: i64,
+    at: i64,
+    kind: EventKind,
+    latency_ms: Option<u64>,
+    detail: &Value,
+) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO events (task, at, kind, latency_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            task,
+            at,
+            kind.as_str(),
+            to_sql_u64(latency_ms),
+            serde_json::to_string(detail)?
+        ],
+    )?;
+    Ok(())
+}
+
+/// An `input_requested` event listing keys present in `task` but not in `prev`.
+fn push_input_requested(
+    conn: &Connection,
+    id: i64,
+    now: i64,
+    prev: Option<&Task>,
+    task: &Task,
+) -> anyhow::Result<()> {
+    let fresh: Vec<Value> = task
+        .input_requests
+        .iter()
+        .filter(|(k, _)| prev.is_none_or(|p| !p.input_requests.contains_key(*k)))
+        .map(|(k, req)| json!({ "key": k, "method": req.method }))
+        .collect();
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    let detail = json!({ "requests": fresh });
+    push_event(conn, id, now, EventKind::InputRequested, None, &detail)
+}
+
+/// True when both snapshots carry parseable `lastUpdatedAt` and `new` is strictly older.
+fn is_stale(prev: &Task, new: &Task) -> bool {
+    let parse = |t: &Task| {
+        t.last_updated_at
+            .as_deref()
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+    };
+    matches!((parse(prev), parse(new)), (Some(p), Some(n)) if n < p)
+}
+
+/// The snapshot acceptance rules, inside the caller's transaction.
+fn apply_snapshot(
+    conn: &Connection,
+    server: &str,
+    task: &Task,
+    source: EventKind,
+    latency_ms: Option<u64>,
+    now: i64,
+) -> anyhow::Result<bool> {
+    let row = match find_row(conn, server, &task.task_id)? {
+        Some(row) => row,
+        None => Row {
+            id: ensure_task(conn, server, &task.task_id, None, now)?.0,
+            terminal: false,
+            status: UNKNOWN_STATUS.to_string(),
+            snapshot: None,
+        },
+    };
+    let id = row.id;
+    if row.terminal {
+        return Ok(false);
+    }
+    let prev: Option<Task> = row
+        .snapshot
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok());
+    if prev.as_ref().is_some_and(|p| is_stale(p, task)) {
+        return Ok(false);
+    }
+    let changed = prev.as_ref().is_none_or(|p| !p.same_state(task));
+    let terminal = task.status.is_terminal();
+    conn.execute(
+        "UPDATE tasks SET snapshot = ?2, status = ?3,
+             server_created_at = coalesce(server_created_at, ?4), last_seen = ?5,
+             poll_interval_ms = ?6, ttl_ms = ?7, terminal = ?8,
+             terminal_at = CASE WHEN ?8 THEN ?5 ELSE NULL END
+         WHERE id = ?1",
+        params![
+            id,
+            serde_json::to_string(task)?,
+            task.status.as_str(),
+            task.created_at,
+            now,
+            to_sql_u64(task.poll_interval_ms),
+            to_sql_u64(task.ttl_ms),
+            terminal,
+        ],
+    )?;
+    if !changed {
+        return Ok(false);
+    }
+    if row.status != task.status.as_str() {
+        let detail = json!({
+            "from": row.status,
+            "to": task.status.as_str(),
+            "message": task.status_message,
+        });
+        push_event(conn, id, now, EventKind::Status, None, &detail)?;
+    }
+    push_input_requested(conn, id, now, prev.as_ref(), task)?;
+    let detail = json!({ "status": task.status.as_str() });
+    push_event(conn, id, now, source, latency_ms, &detail)?;
+    Ok(true)
+}
