@@ -1,3 +1,5 @@
-//! The `taskrail` binary: parses the command line and hands over to the library.
+//! The `taskrail` binary: hands over to the command line in `taskrail::cli`.
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    taskrail::cli::main()
+}

@@ -1,0 +1,127 @@
+//! Command-line definitions (clap): subcommands, their options and the exit-code table.
+//!
+//! Owns: argument shapes only. Must not do I/O.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Exit codes shared by every subcommand (documented in README).
+pub mod exit {
+    pub const COMPLETED: u8 = 0;
+    pub const TOOL_ERROR: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const FAILED: u8 = 3;
+    pub const CANCELLED: u8 = 4;
+    pub const UNKNOWN_TASK: u8 = 5;
+    pub const CONNECTION: u8 = 6;
+    pub const INTERRUPTED: u8 = 130;
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "taskrail", version, about = "Watch MCP tasks live, answer their input requests, cancel them by keypress.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// Servers for the dashboard (URL or stdio:<command>); none = the embedded demo server.
+    #[arg(long = "server", short = 's', value_name = "S", global = true)]
+    pub servers: Vec<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GlobalArgs {
+    /// Ledger database file (default: the user's data dir).
+    #[arg(long, value_name = "PATH", env = "TASKRAIL_DB", global = true)]
+    pub db: Option<PathBuf>,
+    /// Extra HTTP header for every server, `Name: value`; `${VAR}` reads the environment.
+    #[arg(long = "header", short = 'H', value_name = "HEADER", global = true)]
+    pub headers: Vec<String>,
+    /// Never poll one task faster than this (milliseconds).
+    #[arg(long, value_name = "MS", default_value_t = 250, global = true)]
+    pub poll_floor: u64,
+    /// Poll only: never open push streams.
+    #[arg(long, global = true)]
+    pub no_push: bool,
+    /// Refuse cancel, answer and call (for watching production).
+    #[arg(long, global = true)]
+    pub read_only: bool,
+    /// Log file (default: taskrail.log in the user's data dir).
+    #[arg(long, value_name = "PATH", env = "TASKRAIL_LOG", global = true)]
+    pub log_file: Option<PathBuf>,
+    /// Seconds to wait for one ordinary request.
+    #[arg(long, value_name = "SECS", default_value_t = 30, global = true)]
+    pub timeout: u64,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List a server's tools.
+    Tools {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a tool; follow the task it creates to its end (or print its handle with --detach).
+    Call {
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        args: String,
+        /// Print the task handle and exit without following it.
+        #[arg(long)]
+        detach: bool,
+    },
+    /// Fetch one task once.
+    Get { task_id: String },
+    /// Follow tasks to their end (no ids: every unfinished task in the ledger).
+    Watch {
+        task_ids: Vec<String>,
+        /// One JSON line per observed change.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer one input request of a task (`tasks/update`).
+    Answer {
+        task_id: String,
+        key: String,
+        /// The response: `{"action":"accept","content":{…}}`, or just the content object.
+        #[arg(long = "json", value_name = "RESPONSE")]
+        response: String,
+    },
+    /// Cancel a task (`tasks/cancel`).
+    Cancel { task_id: String },
+    /// List the tasks in the ledger.
+    Ls {
+        /// Include finished tasks.
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a task's timeline from the ledger (a unique id prefix is enough).
+    Timeline {
+        task_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove finished tasks older than a retention age from the ledger.
+    Prune {
+        #[arg(long, value_name = "DURATION", default_value = "30d")]
+        older_than: String,
+    },
+    /// Run the embedded demo server alone (prints its URL on the first line).
+    ServeDemo(crate::demo::DemoOptions),
+    /// Open the dashboard on the embedded demo server.
+    Demo,
+}
+
+impl Cli {
+    /// The one server a single-server subcommand talks to.
+    pub fn single_server(&self) -> Result<&str, String> {
+        match self.servers.as_slice() {
+            [one] => Ok(one),
+            [] => Err("this command needs --server URL (or --server stdio:<command>)".into()),
+            _ => Err("this command takes exactly one --server".into()),
+        }
+    }
+}

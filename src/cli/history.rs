@@ -1,0 +1,86 @@
+//! Ledger subcommands: `ls`, `timeline` and `prune`. No network.
+//!
+//! Owns: presenting ledger records. Task ids are shown short in tables, in full in JSON.
+
+use serde_json::json;
+
+use super::args::exit;
+use super::{Context, fail};
+use crate::ledger::{parse_duration, short_id};
+use crate::sanitize::sanitize_line;
+
+pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
+    let records = match ctx.ledger_call(move |l| l.list(all)).await {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    if json_out {
+        for r in &records {
+            println!("{}", serde_json::to_string(r).unwrap_or_default());
+        }
+        return exit::COMPLETED;
+    }
+    if records.is_empty() {
+        println!("no tasks{}", if all { "" } else { " in progress (use --all for finished ones)" });
+        return exit::COMPLETED;
+    }
+    println!("{:<10} {:<16} {:<20} {:<24} SERVER", "TASK", "STATUS", "TOOL", "RECORDED");
+    for r in &records {
+        let status = if r.expired { "expired".to_string() } else { r.status.clone() };
+        println!(
+            "{:<10} {:<16} {:<20} {:<24} {}",
+            short_id(&r.task_id),
+            sanitize_line(&status, 16),
+            sanitize_line(r.tool.as_deref().unwrap_or("-"), 20),
+            r.recorded_at.format("%Y-%m-%d %H:%M:%S"),
+            sanitize_line(&r.server, 60)
+        );
+    }
+    exit::COMPLETED
+}
+
+pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
+    let prefix_owned = prefix.to_string();
+    let found = match ctx.ledger_call(move |l| l.find(&prefix_owned)).await {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let rec = match found.as_slice() {
+        [one] => one.clone(),
+        [] => return fail(&format!("no task in the ledger starts with {prefix:?}"), exit::UNKNOWN_TASK),
+        _ => return fail(&format!("{} tasks start with {prefix:?}: give more of the id", found.len()), exit::USAGE),
+    };
+    let (server, id) = (rec.server.clone(), rec.task_id.clone());
+    let events = match ctx.ledger_call(move |l| l.timeline(&server, &id)).await {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    if json_out {
+        for e in &events {
+            let line = json!({ "server": rec.server, "taskId": rec.task_id, "at": e.at, "kind": e.kind, "latencyMs": e.latency_ms, "detail": e.detail });
+            println!("{line}");
+        }
+        return exit::COMPLETED;
+    }
+    println!("task {} on {}", rec.task_id, sanitize_line(&rec.server, 100));
+    for e in &events {
+        let latency = e.latency_ms.map(|l| format!(" {l} ms")).unwrap_or_default();
+        let detail = if e.detail.as_object().is_some_and(|o| o.is_empty()) { String::new() } else { sanitize_line(&e.detail.to_string(), 120) };
+        println!("{}  {:<16}{latency:>8}  {detail}", e.at.format("%Y-%m-%d %H:%M:%S%.3f"), e.kind.as_str());
+    }
+    exit::COMPLETED
+}
+
+pub async fn prune(ctx: &Context, older_than: &str) -> u8 {
+    let age = match parse_duration(older_than) {
+        Ok(d) => d,
+        Err(e) => return fail(&format!("--older-than: {e:#}"), exit::USAGE),
+    };
+    match ctx.ledger_call(move |l| l.prune(age)).await {
+        Ok(n) => {
+            println!("pruned {n} finished task{}", if n == 1 { "" } else { "s" });
+            exit::COMPLETED
+        }
+        Err(code) => code,
+    }
+}

@@ -1,0 +1,297 @@
+//! The command line: parses arguments, sets up logging, the ledger and the engine, and
+//! runs one subcommand (or the dashboard). Exit codes are in `args::exit`.
+//!
+//! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
+
+mod args;
+mod follow;
+mod history;
+mod oneshot;
+mod output;
+
+pub use args::{Cli, Command, GlobalArgs, exit};
+
+use clap::Parser;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::OnceCell;
+
+use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, spawn_engine};
+use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
+use crate::mcp::{ConnectOptions, Endpoint, McpClient, ServerPush};
+use follow::{Follower, Mode};
+
+/// Print an error and return `code`.
+pub(crate) fn fail(msg: &str, code: u8) -> u8 {
+    eprintln!("error: {}", crate::sanitize::sanitize_line(msg, 1000));
+    code
+}
+
+/// What every subcommand needs: options, the ledger (opened on first use), the server.
+pub struct Context {
+    pub global: GlobalArgs,
+    pub servers: Vec<String>,
+    pub read_only: bool,
+    ledger: OnceCell<LedgerHandle>,
+}
+
+impl Context {
+    pub fn new(cli: &Cli) -> Self {
+        Self { global: cli.global.clone(), servers: cli.servers.clone(), read_only: cli.global.read_only, ledger: OnceCell::new() }
+    }
+
+    pub fn connect_options(&self) -> Result<ConnectOptions, u8> {
+        let mut opts = ConnectOptions { request_timeout: Duration::from_secs(self.global.timeout.max(1)), ..Default::default() };
+        for h in &self.global.headers {
+            match ConnectOptions::parse_header(h) {
+                Ok(pair) => opts.headers.push(pair),
+                Err(e) => return Err(fail(&format!("--header: {e}"), exit::USAGE)),
+            }
+        }
+        Ok(opts)
+    }
+
+    pub fn spec(&self, server: &str) -> Result<ServerSpec, u8> {
+        let endpoint = Endpoint::parse(server).map_err(|e| fail(&e.to_string(), exit::USAGE))?;
+        let mut spec = ServerSpec::new(endpoint, self.connect_options()?);
+        spec.read_only = self.read_only;
+        Ok(spec)
+    }
+
+    fn single(&self) -> Result<ServerSpec, u8> {
+        match self.servers.as_slice() {
+            [one] => self.spec(one),
+            [] => Err(fail("this command needs --server URL (or --server stdio:<command>)", exit::USAGE)),
+            _ => Err(fail("this command takes exactly one --server", exit::USAGE)),
+        }
+    }
+
+    /// Connect to the one `--server`.
+    pub async fn connect(&self) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
+        let spec = self.single()?;
+        McpClient::connect(spec.endpoint.clone(), spec.options.clone())
+            .await
+            .map_err(|e| fail(&format!("cannot connect to {}: {e}", spec.id), exit::CONNECTION))
+    }
+
+    /// The ledger, opened (and pruned of old finished tasks) on first use.
+    pub async fn ledger(&self) -> Result<LedgerHandle, u8> {
+        self.ledger
+            .get_or_try_init(|| async {
+                let path = match &self.global.db {
+                    Some(p) => p.clone(),
+                    None => Ledger::default_path().map_err(|e| fail(&format!("ledger location: {e:#}"), exit::CONNECTION))?,
+                };
+                let ledger = Ledger::open(&path).map_err(|e| fail(&format!("cannot open the ledger {}: {e:#}", path.display()), exit::CONNECTION))?;
+                let handle = LedgerHandle::spawn(ledger);
+                if let Err(e) = handle.call(|l| l.prune(DEFAULT_RETENTION)).await {
+                    tracing::warn!("pruning the ledger failed: {e:#}");
+                }
+                Ok(handle)
+            })
+            .await
+            .cloned()
+    }
+
+    pub async fn ledger_call<R: Send + 'static>(&self, f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static) -> Result<R, u8> {
+        let ledger = self.ledger().await?;
+        ledger.call(f).await.map_err(|e| fail(&format!("ledger: {e:#}"), exit::CONNECTION))
+    }
+
+    /// Record something about `client`'s server in the ledger; failures are reported, not fatal.
+    pub async fn record(&self, client: &McpClient, f: impl FnOnce(&Ledger, &str) -> anyhow::Result<()> + Send + 'static) {
+        let server = client.endpoint().identity();
+        if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
+            tracing::warn!("ledger write failed ({code})");
+        }
+    }
+
+    fn engine_config(&self) -> EngineConfig {
+        EngineConfig { poll_floor: Duration::from_millis(self.global.poll_floor.max(10)), no_push: self.global.no_push, ..Default::default() }
+    }
+}
+
+/// Log to a file only (never to the terminal the dashboard owns).
+fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let path = match &global.log_file {
+        Some(p) => p.clone(),
+        None => directories::ProjectDirs::from("", "", "taskrail")?.data_dir().join("taskrail.log"),
+    };
+    let dir = path.parent()?;
+    std::fs::create_dir_all(dir).ok()?;
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(&path).ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL").unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    Some(guard)
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    crate::mcp::http::install_crypto_provider();
+    let cli = Cli::parse();
+    let _guard = init_logging(&cli.global);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return ExitCode::from(fail(&format!("cannot start the runtime: {e}"), exit::CONNECTION)),
+    };
+    let code = runtime.block_on(run(cli));
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    ExitCode::from(code)
+}
+
+async fn run(cli: Cli) -> u8 {
+    let ctx = Context::new(&cli);
+    match cli.command {
+        Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
+        Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
+        Some(Command::Get { task_id }) => oneshot::get(&ctx, &task_id).await,
+        Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
+        Some(Command::Answer { task_id, key, response }) => oneshot::answer(&ctx, &task_id, &key, &response).await,
+        Some(Command::Cancel { task_id }) => oneshot::cancel(&ctx, &task_id).await,
+        Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
+        Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
+        Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
+        Some(Command::ServeDemo(opts)) => match crate::demo::run_serve_demo(opts).await {
+            Ok(()) => exit::COMPLETED,
+            Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
+        },
+        Some(Command::Demo) => board(&ctx, true).await,
+        None => board(&ctx, ctx.servers.is_empty()).await,
+    }
+}
+
+async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
+    if ctx.read_only {
+        return fail("call refused: --read-only", exit::USAGE);
+    }
+    let arguments: serde_json::Value = match serde_json::from_str(args) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        Ok(_) => return fail("--args must be a JSON object", exit::USAGE),
+        Err(e) => return fail(&format!("--args is not valid JSON: {e}"), exit::USAGE),
+    };
+    let spec = match ctx.single() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let ledger = match ctx.ledger().await {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let server = spec.id.clone();
+    let (engine, events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
+    let mut follower = Follower::new(engine.clone(), Mode::Call { detach });
+    follower.expect_call(server.clone(), 1);
+    engine
+        .send(EngineCommand::CallTool { server, call_id: 1, tool: tool.to_string(), arguments, parent_task: None })
+        .await;
+    let code = follower.run(events).await;
+    stop_engine(engine, join).await;
+    code
+}
+
+async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
+    let ledger = match ctx.ledger().await {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    // (server, task id) pairs to follow, and the servers they live on.
+    let mut targets: Vec<(ServerSpec, String)> = Vec::new();
+    if task_ids.is_empty() {
+        let records = match ctx.ledger_call(|l| l.non_terminal()).await {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let only: Option<Vec<String>> = (!ctx.servers.is_empty())
+            .then(|| ctx.servers.iter().filter_map(|s| Endpoint::parse(s).ok()).map(|e| e.identity()).collect());
+        for rec in records {
+            if only.as_ref().is_some_and(|o| !o.contains(&rec.server)) {
+                continue;
+            }
+            match ctx.spec(&rec.server) {
+                Ok(spec) => targets.push((spec, rec.task_id)),
+                Err(_) => eprintln!("skipping task {} of {}: not a server address taskrail can reach again", crate::ledger::short_id(&rec.task_id), rec.server),
+            }
+        }
+        if targets.is_empty() {
+            eprintln!("nothing to watch: the ledger has no unfinished tasks");
+            return exit::COMPLETED;
+        }
+    } else {
+        let spec = match ctx.single() {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
+        targets.extend(task_ids.into_iter().map(|id| (spec.clone(), id)));
+    }
+    let mut specs: BTreeMap<ServerId, ServerSpec> = BTreeMap::new();
+    for (spec, _) in &targets {
+        specs.entry(spec.id.clone()).or_insert_with(|| spec.clone());
+    }
+    let (engine, events, join) = spawn_engine(specs.into_values().collect(), Some(ledger), ctx.engine_config());
+    let mut follower = Follower::new(engine.clone(), Mode::Watch { json });
+    for (spec, id) in targets {
+        follower.add_target(spec.id.clone(), id.clone());
+        engine.send(EngineCommand::Track { server: spec.id, task_id: id }).await;
+    }
+    let code = follower.run(events).await;
+    stop_engine(engine, join).await;
+    code
+}
+
+async fn stop_engine(engine: crate::engine::EngineHandle, join: tokio::task::JoinHandle<()>) {
+    engine.send(EngineCommand::Shutdown).await;
+    let _ = tokio::time::timeout(Duration::from_secs(3), join).await;
+}
+
+/// The dashboard (or, headless, the demo watch) on the given servers or the demo server.
+async fn board(ctx: &Context, demo: bool) -> u8 {
+    let mut demo_server = None;
+    let mut servers = ctx.servers.clone();
+    if demo {
+        match crate::demo::DemoServer::start(crate::demo::DemoOptions::default()).await {
+            Ok(s) => {
+                servers = vec![s.url.clone()];
+                demo_server = Some(s);
+            }
+            Err(e) => return fail(&format!("cannot start the demo server: {e:#}"), exit::CONNECTION),
+        }
+    }
+    let code = headless_demo(ctx, &servers, demo).await;
+    if let Some(s) = demo_server {
+        s.shutdown().await;
+    }
+    code
+}
+
+/// Start a few demo tasks and follow them (the board's headless stand-in).
+async fn headless_demo(ctx: &Context, servers: &[String], demo: bool) -> u8 {
+    let ledger = match ctx.ledger().await {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let mut specs = Vec::new();
+    for s in servers {
+        match ctx.spec(s) {
+            Ok(spec) => specs.push(spec),
+            Err(code) => return code,
+        }
+    }
+    let (engine, events, join) = spawn_engine(specs.clone(), Some(ledger), EngineConfig { resume: true, ..ctx.engine_config() });
+    let mut follower = Follower::new(engine.clone(), Mode::Watch { json: false });
+    if demo && let Some(spec) = specs.first() {
+        let calls = [("render_report", serde_json::json!({ "pages": 8 })), ("import_rows", serde_json::json!({ "count": 20000 })), ("lint", serde_json::json!({ "repo": "taskrail" }))];
+        for (i, (tool, arguments)) in calls.into_iter().enumerate() {
+            let call_id = i as u64 + 1;
+            engine
+                .send(EngineCommand::CallTool { server: spec.id.clone(), call_id, tool: tool.into(), arguments, parent_task: None })
+                .await;
+            follower.expect_call(spec.id.clone(), call_id);
+        }
+    }
+    let code = follower.run(events).await;
+    stop_engine(engine, join).await;
+    code
+}
