@@ -3,4 +3,5 @@
 //! Layers import only downward: `mcp` → `engine`/`ledger` → `state` → `ui` → `app`;
 //! `cli` and `demo` sit beside them (see DESIGN.md).
 
+pub mod demo;
 pub mod mcp;
