@@ -36,19 +36,22 @@ struct Outstanding {
     sent_on: Option<WeakUnboundedSender<Value>>,
 }
 
+/// Whether a weakly held stream is still open.
+fn live(stream: &WeakUnboundedSender<Value>) -> bool {
+    stream.upgrade().is_some_and(|s| !s.is_closed())
+}
+
 impl Outstanding {
     fn delivered(&self) -> bool {
-        self.sent_on
-            .as_ref()
-            .and_then(WeakUnboundedSender::upgrade)
-            .is_some_and(|s| !s.is_closed())
+        self.sent_on.as_ref().is_some_and(live)
     }
 }
 
 #[derive(Default)]
 struct Session {
     get_stream: Option<UnboundedSender<Value>>,
-    result_streams: HashMap<String, Vec<UnboundedSender<Value>>>,
+    /// Weak, so a finished `tasks/result` stream ends when its own producer lets go.
+    result_streams: HashMap<String, Vec<WeakUnboundedSender<Value>>>,
     outstanding: Vec<Outstanding>,
     asked: HashSet<(String, String)>,
     progress_tokens: HashMap<String, Value>,
@@ -61,9 +64,9 @@ impl Session {
     /// stream for the task, else the GET stream.
     fn route(&mut self, task_id: &str) -> Option<UnboundedSender<Value>> {
         if let Some(streams) = self.result_streams.get_mut(task_id) {
-            streams.retain(|s| !s.is_closed());
-            if let Some(s) = streams.last() {
-                return Some(s.clone());
+            streams.retain(live);
+            if let Some(s) = streams.last().and_then(WeakUnboundedSender::upgrade) {
+                return Some(s);
             }
         }
         if self
@@ -108,22 +111,37 @@ fn ok_error(code: i64, message: impl Into<String>) -> RpcError {
     RpcError::new(StatusCode::OK, code, message)
 }
 
-/// The session id of a request, or the HTTP refusal (400 without one, 404 if unknown).
-fn session_of(app: &App, headers: &HeaderMap) -> Result<String, Response> {
-    let Some(sid) = header_str(headers, "mcp-session-id") else {
-        let message = if app.opts.legacy {
-            "Bad Request: Server not initialized"
-        } else {
-            "Bad Request: Mcp-Session-Id header is required"
-        };
-        return Err(http_error(StatusCode::BAD_REQUEST, -32000, message));
-    };
+/// Why a request has no usable session.
+enum NoSession {
+    /// No `Mcp-Session-Id` header: 400.
+    Missing,
+    /// A session id this server does not know (or no longer knows): 404.
+    Unknown,
+}
+
+impl NoSession {
+    fn into_response(self, app: &App) -> Response {
+        match self {
+            NoSession::Missing if app.opts.legacy => http_error(
+                StatusCode::BAD_REQUEST,
+                -32000,
+                "Bad Request: Server not initialized",
+            ),
+            NoSession::Missing => http_error(
+                StatusCode::BAD_REQUEST,
+                -32000,
+                "Bad Request: Mcp-Session-Id header is required",
+            ),
+            NoSession::Unknown => http_error(StatusCode::NOT_FOUND, -32001, "Session not found"),
+        }
+    }
+}
+
+/// The session id of a request.
+fn session_of(app: &App, headers: &HeaderMap) -> Result<String, NoSession> {
+    let sid = header_str(headers, "mcp-session-id").ok_or(NoSession::Missing)?;
     if !app.sessions.lock().contains_key(sid) {
-        return Err(http_error(
-            StatusCode::NOT_FOUND,
-            -32001,
-            "Session not found",
-        ));
+        return Err(NoSession::Unknown);
     }
     Ok(sid.to_string())
 }
@@ -178,7 +196,7 @@ pub(super) fn initialize(app: &Arc<App>, _headers: &HeaderMap, msg: &Value) -> R
 pub(super) fn client_response(app: &Arc<App>, headers: &HeaderMap, msg: &Value) -> Response {
     let sid = match session_of(app, headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(no) => return no.into_response(app),
     };
     let id = msg.get("id").cloned().unwrap_or(Value::Null);
     let found = {
@@ -208,7 +226,7 @@ pub(super) fn client_response(app: &Arc<App>, headers: &HeaderMap, msg: &Value) 
 pub(super) async fn dispatch(app: &Arc<App>, headers: &HeaderMap, msg: &Value) -> Response {
     let sid = match session_of(app, headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(no) => return no.into_response(app),
     };
     if let Some(v) = header_str(headers, "mcp-protocol-version")
         && !LEGACY_VERSIONS.contains(&v)
@@ -364,6 +382,12 @@ async fn tools_call(app: &Arc<App>, sid: &str, id: &Value, params: &Value) -> Re
         loop {
             tokio::select! {
                 outcome = &mut run => {
+                    // Progress sent just before the end still goes out first.
+                    while let Ok((message, p)) = prx.try_recv() {
+                        if let Some(token) = &progress_token {
+                            let _ = tx.send(progress_notification(token, &p, &message));
+                        }
+                    }
                     let _ = tx.send(inline_message(&id, outcome));
                     break;
                 }
@@ -445,7 +469,7 @@ fn tasks_result(app: &Arc<App>, sid: String, id: Value, task_id: String) -> Resp
             s.result_streams
                 .entry(task_id.clone())
                 .or_default()
-                .push(tx.clone());
+                .push(tx.downgrade());
             s.flush();
         }
     }
@@ -483,7 +507,7 @@ fn tasks_result(app: &Arc<App>, sid: String, id: Value, task_id: String) -> Resp
 pub(super) fn open_get_stream(app: &Arc<App>, headers: &HeaderMap) -> Response {
     let sid = match session_of(app, headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(no) => return no.into_response(app),
     };
     if app.opts.no_push {
         return (StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed").into_response();
@@ -513,7 +537,7 @@ pub(super) fn open_get_stream(app: &Arc<App>, headers: &HeaderMap) -> Response {
 pub(super) fn end_session(app: &Arc<App>, headers: &HeaderMap) -> Response {
     let sid = match session_of(app, headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(no) => return no.into_response(app),
     };
     if let Some(session) = app.sessions.lock().remove(&sid) {
         session.closed.cancel();
@@ -626,7 +650,7 @@ fn on_change(app: &App, session: &mut Session, change: &TaskChange) {
         session.outstanding.retain(|o| o.task_id != task_id);
         session.progress_tokens.remove(task_id);
         session.result_streams.retain(|_, v| {
-            v.retain(|s| !s.is_closed());
+            v.retain(live);
             !v.is_empty()
         });
     }
