@@ -7,6 +7,9 @@
 // channel, so boxing the large variants would only add allocations.
 #![allow(clippy::large_enum_variant)]
 
+pub mod cli;
+pub mod demo;
 pub mod engine;
 pub mod ledger;
 pub mod mcp;
+pub mod sanitize;

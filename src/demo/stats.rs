@@ -1,0 +1,105 @@
+//! Request counters of the demo server, served as JSON on `GET /stats` so tests in other
+//! processes can check what a client did (methods, poll times, pushes, injected faults).
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+#[derive(Default)]
+struct Counters {
+    methods: BTreeMap<String, u64>,
+    tasks_get: BTreeMap<String, Vec<u64>>,
+    notifications_sent: u64,
+    listens_opened: u64,
+    http503: u64,
+    tasks_created: u64,
+}
+
+/// Thread-safe counters; times are milliseconds since the server started.
+pub struct Stats {
+    started: Instant,
+    counters: Mutex<Counters>,
+}
+
+impl Stats {
+    pub fn new() -> Self {
+        Stats {
+            started: Instant::now(),
+            counters: Mutex::new(Counters::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Counters> {
+        self.counters.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A request (or notification) that was handled, counted by method.
+    pub fn method(&self, method: &str) {
+        *self.lock().methods.entry(method.to_string()).or_default() += 1;
+    }
+
+    /// A `tasks/get` for `task_id`, stamped with the time since start.
+    pub fn tasks_get(&self, task_id: &str) {
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.lock()
+            .tasks_get
+            .entry(task_id.to_string())
+            .or_default()
+            .push(ms);
+    }
+
+    pub fn notification_sent(&self) {
+        self.lock().notifications_sent += 1;
+    }
+
+    pub fn listen_opened(&self) {
+        self.lock().listens_opened += 1;
+    }
+
+    pub fn http503(&self) {
+        self.lock().http503 += 1;
+    }
+
+    pub fn task_created(&self) {
+        self.lock().tasks_created += 1;
+    }
+
+    pub fn to_json(&self) -> Value {
+        let c = self.lock();
+        json!({
+            "methods": c.methods,
+            "tasksGet": c.tasks_get,
+            "notificationsSent": c.notifications_sent,
+            "listensOpened": c.listens_opened,
+            "http503": c.http503,
+            "tasksCreated": c.tasks_created,
+        })
+    }
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_show_up_in_json() {
+        let s = Stats::new();
+        s.method("tasks/get");
+        s.method("tasks/get");
+        s.tasks_get("t1");
+        s.http503();
+        let j = s.to_json();
+        assert_eq!(j["methods"]["tasks/get"], 2);
+        assert_eq!(j["tasksGet"]["t1"].as_array().unwrap().len(), 1);
+        assert_eq!(j["http503"], 1);
+        assert_eq!(j["listensOpened"], 0);
+    }
+}
