@@ -49,9 +49,10 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
     };
     let code = match fetch(&client, task_id).await {
         Ok(task) => {
-            ctx.record(&client, |l, server| {
-                l.record_tracked(server, Some(client.era()), task_id)?;
-                l.record_snapshot(server, &task, EventKind::Poll, None).map(|_| ())
+            let (era, id, snap) = (client.era(), task_id.to_string(), task.clone());
+            ctx.record(&client, move |l, server| {
+                l.record_tracked(server, Some(era), &id)?;
+                l.record_snapshot(server, &snap, EventKind::Poll, None).map(|_| ())
             })
             .await;
             println!("{}", serde_json::to_string_pretty(&task).unwrap_or_default());
@@ -64,7 +65,8 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
         }
         Err(e) => {
             if matches!(e, McpError::TaskNotFound { .. }) {
-                ctx.record(&client, |l, server| l.mark_expired(server, task_id)).await;
+                let id = task_id.to_string();
+                ctx.record(&client, move |l, server| l.mark_expired(server, &id)).await;
             }
             fail(&format!("tasks/get: {e}"), error_exit(&e))
         }
@@ -102,10 +104,11 @@ pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> 
     let code = match client.update_task(task_id, &responses).await {
         Ok(()) => {
             let action = response.get("action").and_then(Value::as_str).unwrap_or("accept").to_string();
-            ctx.record(&client, |l, server| {
-                l.record_tracked(server, Some(client.era()), task_id)?;
-                l.mark_answered(server, task_id, key, &action)?;
-                l.record_event(server, task_id, EventKind::InputSent, None, &json!({ "key": key, "action": action }))
+            let (era, id, k) = (client.era(), task_id.to_string(), key.to_string());
+            ctx.record(&client, move |l, server| {
+                l.record_tracked(server, Some(era), &id)?;
+                l.mark_answered(server, &id, &k, &action)?;
+                l.record_event(server, &id, EventKind::InputSent, None, &json!({ "key": k, "action": action }))
             })
             .await;
             println!("{}", json!({ "ok": true, "taskId": task_id, "key": key }));
@@ -127,9 +130,10 @@ pub async fn cancel(ctx: &Context, task_id: &str) -> u8 {
     };
     let code = match client.cancel_task(task_id).await {
         Ok(task) => {
-            ctx.record(&client, |l, server| {
-                l.record_tracked(server, Some(client.era()), task_id)?;
-                l.record_event(server, task_id, EventKind::CancelAcked, None, &json!({}))
+            let (era, id) = (client.era(), task_id.to_string());
+            ctx.record(&client, move |l, server| {
+                l.record_tracked(server, Some(era), &id)?;
+                l.record_event(server, &id, EventKind::CancelAcked, None, &json!({}))
             })
             .await;
             let mut ack = json!({ "ok": true, "taskId": task_id });

@@ -59,6 +59,8 @@ pub(super) struct ServerActor {
     transport_failures: u32,
     degraded: bool,
     stats: RequestStats,
+    /// Calls, answers, cancels and tool listings waiting for the first connection.
+    queued: Vec<EngineCommand>,
 }
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
@@ -97,6 +99,7 @@ impl ServerActor {
             transport_failures: 0,
             degraded: false,
             stats: RequestStats::default(),
+            queued: Vec::new(),
         }
     }
 
@@ -229,6 +232,9 @@ impl ServerActor {
                 for id in ids {
                     self.schedule.set(&id, now);
                 }
+                for cmd in std::mem::take(&mut self.queued) {
+                    Box::pin(self.on_command(cmd)).await;
+                }
             }
             Err(e) => {
                 self.connect_attempt += 1;
@@ -296,6 +302,16 @@ impl ServerActor {
     }
 
     async fn on_command(&mut self, cmd: EngineCommand) {
+        let needs_connection = matches!(
+            cmd,
+            EngineCommand::CallTool { .. } | EngineCommand::Answer { .. } | EngineCommand::Cancel { .. } | EngineCommand::ListTools { .. }
+        );
+        if needs_connection && self.client.is_none() {
+            if self.queued.len() < 1024 {
+                self.queued.push(cmd);
+            }
+            return;
+        }
         match cmd {
             EngineCommand::Track { task_id, .. } => self.track(task_id).await,
             EngineCommand::CallTool { call_id, tool, arguments, parent_task, .. } => {
