@@ -21,6 +21,7 @@ async fn demo_server_passes_the_wire_check() {
         .expect("dual-era server starts");
     let legacy = DemoServer::start(DemoOptions {
         legacy: true,
+        drop_streams_every: Some(0.5),
         ..fast()
     })
     .await

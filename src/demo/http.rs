@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::wire::{
     self, INVALID_REQUEST, META_PROTOCOL_VERSION, PARSE_ERROR, accepts, header_str, http_error,
 };
-use super::{App, legacy, modern};
+use super::{App, legacy, modern, session};
 
 pub(super) fn router(app: Arc<App>) -> Router {
     Router::new()
@@ -130,7 +130,7 @@ async fn on_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -
     let Some(method) = method else {
         // A JSON-RPC response from the client: only legacy sessions ask things.
         if obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error")) {
-            return legacy::client_response(&app, &headers, &msg);
+            return session::client_response(&app, &headers, &msg);
         }
         return http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, "Invalid Request");
     };
@@ -142,7 +142,7 @@ async fn on_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .is_some();
     if method == "initialize" {
-        legacy::initialize(&app, &headers, &msg)
+        session::initialize(&app, &headers, &msg)
     } else if app.opts.legacy || (has_session(&headers) && !modern_meta) {
         legacy::dispatch(&app, &headers, &msg).await
     } else {
@@ -155,7 +155,7 @@ async fn on_get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
         return refusal;
     }
     if app.opts.legacy || has_session(&headers) {
-        return legacy::open_get_stream(&app, &headers);
+        return session::open_get_stream(&app, &headers);
     }
     (
         StatusCode::METHOD_NOT_ALLOWED,
@@ -170,7 +170,7 @@ async fn on_delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Response 
         return refusal;
     }
     if app.opts.legacy || has_session(&headers) {
-        return legacy::end_session(&app, &headers);
+        return session::end_session(&app, &headers);
     }
     (
         StatusCode::METHOD_NOT_ALLOWED,

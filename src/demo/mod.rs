@@ -2,10 +2,12 @@
 //! request handler sees. It speaks the modern protocol with the tasks extension and the
 //! legacy experimental core tasks, and can inject faults. It never uses the client code.
 
+mod catalog;
 mod forms;
 mod http;
 mod legacy;
 mod modern;
+mod session;
 mod stats;
 mod store;
 mod tools;
@@ -23,8 +25,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use catalog::ToolCall;
 use store::{Outcome, Scope, Store};
-use tools::{ToolCall, Work};
+use tools::Work;
 
 /// Command-line options of `taskrail demo` / `taskrail serve-demo`.
 #[derive(clap::Args, Debug, Clone)]
@@ -108,7 +111,7 @@ pub(crate) struct App {
     opts: DemoOptions,
     store: Arc<Store>,
     stats: stats::Stats,
-    sessions: legacy::Sessions,
+    sessions: session::Sessions,
     rng: Mutex<fastrand::Rng>,
     /// Ticks on every `--drop-streams-every` period; open streams end on a tick.
     drops: watch::Sender<u64>,
@@ -213,7 +216,7 @@ impl DemoServer {
         let app = Arc::new(App {
             store: Arc::new(Store::new()),
             stats: stats::Stats::new(),
-            sessions: legacy::Sessions::default(),
+            sessions: session::Sessions::default(),
             rng: Mutex::new(rng),
             drops: watch::channel(0).0,
             shutdown: CancellationToken::new(),

@@ -11,8 +11,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
+use super::catalog::{self, TaskSupport, ToolCall};
 use super::store::{Outcome, Scope, StoreError};
-use super::tools::{self, TaskSupport, ToolCall, Work};
+use super::tools::{self, Work};
 use super::wire::{
     self, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
     META_SUBSCRIPTION_ID, MODERN_VERSION, RpcError, TASKS_EXTENSION, UNSUPPORTED_VERSION,
@@ -167,7 +168,7 @@ pub(super) async fn dispatch(app: &Arc<App>, headers: &HeaderMap, msg: &Value) -
         "server/discover" => Ok(reply(&req.id, discover(app))),
         "tools/list" => Ok(reply(
             &req.id,
-            json!({ "resultType": "complete", "tools": tools::catalog(false),
+            json!({ "resultType": "complete", "tools": catalog::catalog(false),
                     "ttlMs": 300_000, "cacheScope": "public" }),
         )),
         "tools/call" => tools_call(app, &req).await,

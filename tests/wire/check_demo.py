@@ -5,7 +5,8 @@ Standard library only; does not use the taskrail client. Usage:
 
     check_demo.py URL [--legacy-url URL] [--faults-url URL] [--chaos-url URL]
 
-URL is a dual-era demo server (fast time scale). --legacy-url runs with --legacy;
+URL is a dual-era demo server (fast time scale). --legacy-url runs with --legacy
+--drop-streams-every 0.5;
 --faults-url with --no-push --ack-delay 400 --stale-snapshots; --chaos-url with
 --http-503-rate 1. Exit status 0 means every check passed.
 """
@@ -526,6 +527,19 @@ def check_legacy_only(url):
     check(body.get("error", {}).get("code") not in (-32020, -32021, -32022), "legacy-only: no modern error body")
     s = Legacy(url)
     check("tasks" in s.init["capabilities"], "legacy-only: initialize works")
+    st, _, _ = exchange(url, "GET", headers={"Accept": "text/event-stream"})
+    check(st == 400, f"legacy-only: GET without a session is 400 ({st})")
+    # The server runs with --drop-streams-every 0.5: the GET stream must end by itself.
+    get = Stream(url, "GET", s.headers("text/event-stream"))
+    try:
+        check(get.status == 200, "legacy-only: GET stream opens")
+        try:
+            get.next(timeout=5)
+            raise Failure("a message arrived on an idle GET stream")
+        except Failure as e:
+            check("closed early" in str(e), f"--drop-streams-every closes the GET stream ({e})")
+    finally:
+        get.close()
 
 
 def check_faults(url):
