@@ -48,7 +48,8 @@ pub struct Follower {
 
 fn exit_code(task: &Task) -> u8 {
     match task.status {
-        TaskStatus::Completed if task.is_tool_error() => exit::TOOL_ERROR,
+        // Legacy servers end a tool error `failed` with the tool result as payload.
+        TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => exit::TOOL_ERROR,
         TaskStatus::Completed => exit::COMPLETED,
         TaskStatus::Failed => exit::FAILED,
         TaskStatus::Cancelled => exit::CANCELLED,
@@ -229,12 +230,13 @@ impl Follower {
                 }
                 let target = self.targets.get_mut(&key)?;
                 let changed = target.last.as_ref().is_none_or(|l| !l.same_state(&task));
+                let line_changed = target.last.as_ref().is_none_or(|l| status_line(l) != status_line(&task));
                 target.last = Some(task.clone());
-                if changed {
-                    match self.mode {
-                        Mode::Watch { json: true } => print_json(&task_line(server.as_str(), &task, source)),
-                        _ => self.status(&status_line(&task)),
-                    }
+                match self.mode {
+                    Mode::Watch { json: true } if changed => print_json(&task_line(server.as_str(), &task, source)),
+                    Mode::Watch { json: true } => {}
+                    _ if line_changed => self.status(&status_line(&task)),
+                    _ => {}
                 }
                 if task.status.is_terminal() && self.targets[&key].exit.is_none() {
                     let needs_payload = matches!(task.status, TaskStatus::Completed | TaskStatus::Failed)

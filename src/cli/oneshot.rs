@@ -57,7 +57,7 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
             .await;
             println!("{}", serde_json::to_string_pretty(&task).unwrap_or_default());
             match task.status {
-                TaskStatus::Completed if task.is_tool_error() => exit::TOOL_ERROR,
+                TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => exit::TOOL_ERROR,
                 TaskStatus::Failed => exit::FAILED,
                 TaskStatus::Cancelled => exit::CANCELLED,
                 _ => exit::COMPLETED,
