@@ -302,7 +302,17 @@ impl Follower {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
                 self.status(&format!("{} progress {progress}{total}", short_id(&task_id)));
             }
-            EngineEvent::TaskKnown { .. } | EngineEvent::ToolsListed { .. } | EngineEvent::Stats { .. } => {}
+            EngineEvent::TaskKnown { server, task_id, last, expired, .. } => {
+                // What the ledger already knows: a tombstone or a finished task ends here.
+                if expired {
+                    return Box::pin(self.on_event(EngineEvent::TaskExpired { server, task_id })).await;
+                }
+                if let Some(task) = last.filter(|t| t.status.is_terminal()) {
+                    let ev = EngineEvent::TaskUpdated { server, task, source: crate::engine::UpdateSource::Poll, latency_ms: None };
+                    return Box::pin(self.on_event(ev)).await;
+                }
+            }
+            EngineEvent::ToolsListed { .. } | EngineEvent::Stats { .. } => {}
         }
         None
     }

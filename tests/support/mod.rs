@@ -278,3 +278,4 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
         }
     }
 }
+pub mod taskrail;
