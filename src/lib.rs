@@ -5,3 +5,5 @@
 
 pub mod mcp;
 pub mod engine;
+pub mod sanitize;
+pub mod state;
