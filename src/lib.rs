@@ -3,7 +3,9 @@
 //! Layers import only downward: `mcp` → `engine`/`ledger` → `state` → `ui` → `app`;
 //! `cli` and `demo` sit beside them (see DESIGN.md).
 
-pub mod mcp;
+pub mod app;
 pub mod engine;
+pub mod mcp;
 pub mod sanitize;
 pub mod state;
+pub mod ui;

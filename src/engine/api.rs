@@ -79,7 +79,10 @@ pub enum EngineCommand {
     /// Stop following a task (it stays in the ledger).
     Forget { server: ServerId, task_id: String },
     /// `tasks/get` now: one task, or every tracked task of the server.
-    Refresh { server: ServerId, task_id: Option<String> },
+    Refresh {
+        server: ServerId,
+        task_id: Option<String>,
+    },
     /// Fetch `tools/list`.
     ListTools { server: ServerId },
     /// Close every connection and stop.

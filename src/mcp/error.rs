@@ -12,13 +12,19 @@ use super::types::ErrorObject;
 pub enum McpError {
     /// `-32021` (older `-32003`): the server needs a capability we did not declare.
     #[error("server requires a client capability we did not declare: {message}")]
-    MissingCapability { message: String, required: Option<Value> },
+    MissingCapability {
+        message: String,
+        required: Option<Value>,
+    },
     /// `-32020` (older `-32001`): HTTP headers missing or disagreeing with the body.
     #[error("server rejected the request headers: {message}")]
     HeaderMismatch { message: String },
     /// `-32022` (older `-32004`): protocol version not supported.
     #[error("server does not support protocol version (supported: {supported:?}): {message}")]
-    UnsupportedVersion { message: String, supported: Vec<String> },
+    UnsupportedVersion {
+        message: String,
+        supported: Vec<String>,
+    },
     /// `-32602` on a `tasks/*` call: the task is unknown, expired or purged.
     #[error("task not found or expired: {message}")]
     TaskNotFound { message: String },
@@ -27,10 +33,18 @@ pub enum McpError {
     MethodNotFound { message: String },
     /// Any other JSON-RPC error.
     #[error("server error {code}: {message}")]
-    Rpc { code: i64, message: String, data: Option<Value> },
+    Rpc {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
     /// A non-success HTTP status without a usable JSON-RPC error body.
     #[error("HTTP {status}{}", retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
-    Http { status: u16, retry_after: Option<Duration>, body: String },
+    Http {
+        status: u16,
+        retry_after: Option<Duration>,
+        body: String,
+    },
     /// Connection refused, DNS, TLS, timeout, broken stream, dead child process.
     #[error("transport: {0}")]
     Transport(String),
@@ -75,12 +89,20 @@ impl McpError {
                     .as_ref()
                     .and_then(|d| d.get("supported"))
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(String::from))
+                            .collect()
+                    })
                     .unwrap_or_default(),
             },
             -32602 if task_call => Self::TaskNotFound { message },
             -32601 => Self::MethodNotFound { message },
-            code => Self::Rpc { code, message, data: err.data.clone() },
+            code => Self::Rpc {
+                code,
+                message,
+                data: err.data.clone(),
+            },
         }
     }
 
@@ -105,7 +127,9 @@ impl McpError {
     pub fn is_modern_signal(&self) -> bool {
         matches!(
             self,
-            Self::MissingCapability { .. } | Self::HeaderMismatch { .. } | Self::UnsupportedVersion { .. }
+            Self::MissingCapability { .. }
+                | Self::HeaderMismatch { .. }
+                | Self::UnsupportedVersion { .. }
         )
     }
 }

@@ -78,11 +78,18 @@ pub fn error_response(id: &RequestId, code: i64, message: &str) -> Value {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     /// A reply to one of our requests.
-    Response { id: Value, outcome: Result<Value, ErrorObject> },
+    Response {
+        id: Value,
+        outcome: Result<Value, ErrorObject>,
+    },
     /// A notification from the server.
     Notification { method: String, params: Value },
     /// A server-to-client request (legacy era only: elicitation, sampling, roots).
-    Request { id: RequestId, method: String, params: Value },
+    Request {
+        id: RequestId,
+        method: String,
+        params: Value,
+    },
 }
 
 impl Incoming {
@@ -91,7 +98,10 @@ impl Incoming {
         let Value::Object(mut obj) = msg else {
             return Err(McpError::decode("JSON-RPC message is not an object"));
         };
-        let method = obj.get("method").and_then(Value::as_str).map(str::to_string);
+        let method = obj
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let id = obj.remove("id").filter(|v| !v.is_null());
         let params = obj.remove("params").unwrap_or(Value::Null);
         match (method, id) {
@@ -106,11 +116,19 @@ impl Incoming {
                 if let Some(err) = obj.remove("error") {
                     let err: ErrorObject = serde_json::from_value(err)
                         .map_err(|e| McpError::decode(format!("malformed error object: {e}")))?;
-                    Ok(Incoming::Response { id, outcome: Err(err) })
+                    Ok(Incoming::Response {
+                        id,
+                        outcome: Err(err),
+                    })
                 } else if let Some(result) = obj.remove("result") {
-                    Ok(Incoming::Response { id, outcome: Ok(result) })
+                    Ok(Incoming::Response {
+                        id,
+                        outcome: Ok(result),
+                    })
                 } else {
-                    Err(McpError::decode("message has neither method, result nor error"))
+                    Err(McpError::decode(
+                        "message has neither method, result nor error",
+                    ))
                 }
             }
         }

@@ -62,7 +62,11 @@ impl Tab {
     pub fn cycle(self, forward: bool) -> Tab {
         let n = Tab::ALL.len();
         let i = self.index();
-        Tab::ALL[if forward { (i + 1) % n } else { (i + n - 1) % n }]
+        Tab::ALL[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }]
     }
 }
 
@@ -260,7 +264,9 @@ impl Board {
                 self.offset = new.saturating_sub(screen_row);
             }
             (None, _) => {
-                let keep = old_index.unwrap_or(0).min(self.view.len().saturating_sub(1));
+                let keep = old_index
+                    .unwrap_or(0)
+                    .min(self.view.len().saturating_sub(1));
                 self.selected = self.view.get(keep).cloned();
             }
             (Some(_), None) => {}

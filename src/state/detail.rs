@@ -116,7 +116,10 @@ fn base64_size(data: &str) -> u64 {
 pub fn result_lines(result: &Value) -> Vec<DocLine> {
     let mut out = Vec::new();
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        out.push(DocLine::new(LineKind::Error, "The tool reported an error (isError: true)"));
+        out.push(DocLine::new(
+            LineKind::Error,
+            "The tool reported an error (isError: true)",
+        ));
     }
     let blocks = result.get("content").and_then(Value::as_array);
     for (i, block) in blocks.into_iter().flatten().enumerate() {
@@ -190,7 +193,10 @@ fn text_lines(text: &str) -> Vec<DocLine> {
     if text.len() > 256 * 1024 || lines.len() > MAX_BLOCK_LINES {
         lines.push(DocLine::new(
             LineKind::Dim,
-            format!("… ({} in total; truncated for display)", human_bytes(text.len() as u64)),
+            format!(
+                "… ({} in total; truncated for display)",
+                human_bytes(text.len() as u64)
+            ),
         ));
     }
     lines
@@ -211,7 +217,10 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
     let mut out = vec![DocLine::new(LineKind::Heading, "Task")];
     out.push(DocLine::field("server", row.key.server.as_str()));
     out.push(DocLine::field("task id", &row.key.task_id));
-    out.push(DocLine::field("tool", row.tool.as_deref().unwrap_or("(unknown)")));
+    out.push(DocLine::field(
+        "tool",
+        row.tool.as_deref().unwrap_or("(unknown)"),
+    ));
     out.push(DocLine::field("state", phase_text(row)));
     if let Some(t) = &row.task {
         if let Some(m) = &t.status_message {
@@ -235,7 +244,10 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
     }
     if let Some(seen) = row.seen_at {
         let via = row.last_source.map(|s| s.as_str()).unwrap_or("-");
-        let lat = row.latency_ms.map(|l| format!(", {l} ms")).unwrap_or_default();
+        let lat = row
+            .latency_ms
+            .map(|l| format!(", {l} ms"))
+            .unwrap_or_default();
         out.push(DocLine::field(
             "last seen",
             format!("{} ago via {via}{lat}", short_duration(now - seen)),
@@ -245,7 +257,10 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         out.push(DocLine::field("progress", format!("{:.0}%", f * 100.0)));
     }
     if row.expired {
-        out.push(DocLine::field("expired", "the server no longer knows this task"));
+        out.push(DocLine::field(
+            "expired",
+            "the server no longer knows this task",
+        ));
     }
     if let Some(p) = &row.parent_task {
         out.push(DocLine::field("re-run of", super::task::short_id(p)));
@@ -258,13 +273,19 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         out.push(DocLine::new(LineKind::Heading, "Waiting for input"));
         for (k, req) in &row.pending {
             let msg = req.message().unwrap_or("");
-            out.push(DocLine::field(&sanitize_line(k, 30), format!("{}: {msg}", req.method)));
+            out.push(DocLine::field(
+                &sanitize_line(k, 30),
+                format!("{}: {msg}", req.method),
+            ));
         }
     }
     for k in &row.reused {
         out.push(DocLine::new(
             LineKind::Error,
-            format!("input key {} was reused for a different request", sanitize_line(k, 30)),
+            format!(
+                "input key {} was reused for a different request",
+                sanitize_line(k, 30)
+            ),
         ));
     }
     if let Some(t) = &row.task {
@@ -294,7 +315,10 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         }
         TimelineState::Loaded(entries) => {
             for e in entries.iter().take(500) {
-                let lat = e.latency_ms.map(|l| format!(" ({l} ms)")).unwrap_or_default();
+                let lat = e
+                    .latency_ms
+                    .map(|l| format!(" ({l} ms)"))
+                    .unwrap_or_default();
                 out.push(DocLine {
                     kind: LineKind::Field,
                     label: Some(e.at.format("%H:%M:%S").to_string()),

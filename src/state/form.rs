@@ -131,7 +131,9 @@ impl Field {
                     return missing();
                 }
                 let num = if *integer {
-                    let i: i64 = v.parse().map_err(|_| "must be a whole number".to_string())?;
+                    let i: i64 = v
+                        .parse()
+                        .map_err(|_| "must be a whole number".to_string())?;
                     Value::Number(i.into())
                 } else {
                     let f: f64 = v
@@ -139,7 +141,9 @@ impl Field {
                         .ok()
                         .filter(|f: &f64| f.is_finite())
                         .ok_or_else(|| "must be a number".to_string())?;
-                    Number::from_f64(f).map(Value::Number).ok_or("must be a number")?
+                    Number::from_f64(f)
+                        .map(Value::Number)
+                        .ok_or("must be a number")?
                 };
                 let f = num.as_f64().unwrap_or(0.0);
                 if let Some(m) = min.filter(|m| f < *m) {
@@ -168,7 +172,11 @@ impl Field {
                     .collect();
                 let n = picked.len() as u64;
                 if n == 0 && min_items.is_none() {
-                    return if self.required { Err("pick at least one".into()) } else { Ok(None) };
+                    return if self.required {
+                        Err("pick at least one".into())
+                    } else {
+                        Ok(None)
+                    };
                 }
                 if let Some(min) = min_items.filter(|m| n < *m) {
                     return Err(format!("pick at least {min}"));
@@ -193,9 +201,7 @@ impl Field {
     fn set_default(&mut self, default: &Value) {
         match (&self.kind, default) {
             (FieldKind::Text { .. }, Value::String(s)) => self.input = Input::new(s.clone()),
-            (FieldKind::Number { .. }, Value::Number(n)) => {
-                self.input = Input::new(n.to_string())
-            }
+            (FieldKind::Number { .. }, Value::Number(n)) => self.input = Input::new(n.to_string()),
             (FieldKind::Bool, Value::Bool(b)) => self.checked = *b,
             (FieldKind::Select { options }, Value::String(s)) => {
                 self.chosen = options.iter().position(|c| &c.value == s);
@@ -290,7 +296,9 @@ fn check_format(format: Option<&str>, v: &str) -> Result<(), String> {
             .is_some_and(|(a, b)| !a.is_empty() && b.contains('.') && !v.contains(' ')),
         Some("uri") => v.split_once(':').is_some_and(|(scheme, rest)| {
             !scheme.is_empty()
-                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
                 && !rest.is_empty()
                 && !v.contains(' ')
         }),
@@ -378,7 +386,10 @@ pub fn field_kind(schema: &Value) -> Option<FieldKind> {
                 .or_else(|| items.get("anyOf"))
                 .or_else(|| items.get("oneOf"))
                 .and_then(Value::as_array)?;
-            if list.iter().any(|v| v.is_object() && v.get("const").is_none()) {
+            if list
+                .iter()
+                .any(|v| v.is_object() && v.get("const").is_none())
+            {
                 return None;
             }
             Some(FieldKind::Multi {

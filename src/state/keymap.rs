@@ -130,8 +130,8 @@ pub struct Binding {
     pub keys: Vec<Key>,
     pub action: Action,
     pub description: String,
-    /// Shown in the footer hints.
-    pub footer: bool,
+    /// Short label for the footer hints (absent = not in the footer).
+    pub hint: Option<String>,
 }
 
 /// Keys bound to actions, per context, in declaration order.
@@ -148,7 +148,7 @@ struct RawBinding {
     action: String,
     description: String,
     #[serde(default)]
-    footer: bool,
+    hint: Option<String>,
 }
 
 impl Keymap {
@@ -158,7 +158,7 @@ impl Keymap {
     }
 
     /// Parse a keymap TOML: one array of tables per context (`[[board]]`, `[[form]]`, …),
-    /// each with `keys`, `action`, `description` and optional `footer`.
+    /// each with `keys`, `action`, `description` and optional `hint`.
     pub fn parse(text: &str) -> Result<Keymap, String> {
         let raw: HashMap<String, Vec<RawBinding>> =
             toml::from_str(text).map_err(|e| format!("keymap: {e}"))?;
@@ -175,7 +175,11 @@ impl Keymap {
                         rb.action,
                         ctx.name(),
                         i + 1,
-                        Action::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+                        Action::ALL
+                            .iter()
+                            .map(|a| a.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )
                 })?;
                 let mut keys = Vec::new();
@@ -197,7 +201,7 @@ impl Keymap {
                         keys,
                         action,
                         description: rb.description.clone(),
-                        footer: rb.footer,
+                        hint: rb.hint.clone(),
                     },
                 ));
             }
@@ -243,12 +247,27 @@ mod tests {
     #[test]
     fn default_keymap_parses_and_binds_core_keys() {
         let km = Keymap::default_keymap();
-        assert_eq!(km.action(Context::Board, Key::char('q')), Some(Action::Quit));
-        assert_eq!(km.action(Context::Board, Key::char('c')), Some(Action::Cancel));
-        assert_eq!(km.action(Context::Confirm, Key::char('y')), Some(Action::Confirm));
-        assert_eq!(km.action(Context::Form, Key::ctrl('s')), Some(Action::Submit));
-        assert_eq!(km.action(Context::Detail, Key::ctrl('c')), Some(Action::Quit));
-        assert!(km.bindings(Context::Board).any(|b| b.footer));
+        assert_eq!(
+            km.action(Context::Board, Key::char('q')),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            km.action(Context::Board, Key::char('c')),
+            Some(Action::Cancel)
+        );
+        assert_eq!(
+            km.action(Context::Confirm, Key::char('y')),
+            Some(Action::Confirm)
+        );
+        assert_eq!(
+            km.action(Context::Form, Key::ctrl('s')),
+            Some(Action::Submit)
+        );
+        assert_eq!(
+            km.action(Context::Detail, Key::ctrl('c')),
+            Some(Action::Quit)
+        );
+        assert!(km.bindings(Context::Board).any(|b| b.hint.is_some()));
     }
 
     #[test]

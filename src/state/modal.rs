@@ -103,7 +103,11 @@ impl InputForm {
                         .to_string(),
                 }
             } else {
-                let schema = req.params.get("requestedSchema").cloned().unwrap_or(Value::Null);
+                let schema = req
+                    .params
+                    .get("requestedSchema")
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 let mut sub = Form::default();
                 match sub.append_schema(group, &schema) {
                     Some(()) => {
@@ -184,7 +188,10 @@ impl ToolForm {
         let (form, json_fallback) = if flat {
             (form, false)
         } else {
-            (Form::json_editor(0, "arguments", &serde_json::json!({})), true)
+            (
+                Form::json_editor(0, "arguments", &serde_json::json!({})),
+                true,
+            )
         };
         ToolForm {
             server,

@@ -10,7 +10,11 @@ static RATIO: LazyLock<Regex> =
 
 /// The fraction (0.0..=1.0) a status message states, if any.
 pub fn fraction_from_message(msg: &str) -> Option<f64> {
-    let msg = if msg.len() > 4096 { &msg[..floor_boundary(msg, 4096)] } else { msg };
+    let msg = if msg.len() > 4096 {
+        &msg[..floor_boundary(msg, 4096)]
+    } else {
+        msg
+    };
     if let Some(c) = PERCENT.captures(msg) {
         let p: f64 = c[1].parse().ok()?;
         if (0.0..=100.0).contains(&p) {

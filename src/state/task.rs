@@ -37,7 +37,9 @@ pub enum Phase {
     Unknown,
     Live(TaskStatus),
     /// Cancel sent (`acked` once the server acknowledged it), task not terminal yet.
-    CancelRequested { acked: bool },
+    CancelRequested {
+        acked: bool,
+    },
     Done(TaskStatus),
     /// A cancel was requested but the task ended otherwise.
     EndedAnyway(TaskStatus),
@@ -164,7 +166,8 @@ impl TaskRow {
                 self.offer_input(k, req.clone());
             }
             if task.status != TaskStatus::InputRequired {
-                self.pending.retain(|k, _| task.input_requests.contains_key(k));
+                self.pending
+                    .retain(|k, _| task.input_requests.contains_key(k));
             }
         }
         self.task = Some(task);

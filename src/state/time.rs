@@ -22,7 +22,11 @@ pub fn parse_lenient(s: &str) -> Option<Now> {
         }
     }
     let naive = s.trim_end_matches(['Z', 'z']);
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+    ] {
         if let Ok(t) = NaiveDateTime::parse_from_str(naive, fmt) {
             return Some(t.and_utc());
         }

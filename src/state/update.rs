@@ -22,13 +22,13 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
         Msg::Engine(event) => on_engine(state, event, now),
         Msg::TimelineLoaded { key, result } => {
             for m in &mut state.modals {
-                if let Modal::Detail(d) = m {
-                    if d.key == key {
-                        d.timeline = match &result {
-                            Ok(entries) => TimelineState::Loaded(entries.clone()),
-                            Err(e) => TimelineState::Failed(e.clone()),
-                        };
-                    }
+                if let Modal::Detail(d) = m
+                    && d.key == key
+                {
+                    d.timeline = match &result {
+                        Ok(entries) => TimelineState::Loaded(entries.clone()),
+                        Err(e) => TimelineState::Failed(e.clone()),
+                    };
                 }
             }
         }
@@ -133,7 +133,11 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Close | Action::Deny => {
             state.modals.pop();
         }
-        Action::Up | Action::Down | Action::PageUp | Action::PageDown | Action::Top
+        Action::Up
+        | Action::Down
+        | Action::PageUp
+        | Action::PageDown
+        | Action::Top
         | Action::Bottom => {
             if scroll(state, delta) {
                 return;
@@ -169,15 +173,15 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             if let Some(Modal::Confirm(c)) = state.modals.pop() {
                 match c.on_confirm {
                     ConfirmOp::CancelTask(key) => {
-                        if let Some(row) = state.tasks.get_mut(&key) {
-                            if !row.is_terminal() {
-                                row.cancel = Some(CancelMark { acked: false });
-                                state.board.dirty = true;
-                                fx.push(Effect::Engine(EngineCommand::Cancel {
-                                    server: key.server.clone(),
-                                    task_id: key.task_id.clone(),
-                                }));
-                            }
+                        if let Some(row) = state.tasks.get_mut(&key)
+                            && !row.is_terminal()
+                        {
+                            row.cancel = Some(CancelMark { acked: false });
+                            state.board.dirty = true;
+                            fx.push(Effect::Engine(EngineCommand::Cancel {
+                                server: key.server.clone(),
+                                task_id: key.task_id.clone(),
+                            }));
                         }
                     }
                 }
@@ -216,7 +220,9 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             state.board.dirty = true;
         }
         Action::DismissNotice => {
-            state.notices.retain(|n| (now - n.at).num_seconds() < NOTICE_SECS);
+            state
+                .notices
+                .retain(|n| (now - n.at).num_seconds() < NOTICE_SECS);
             state.notices.pop();
         }
         Action::NextField
@@ -241,7 +247,10 @@ fn ask_cancel(state: &mut State, now: Now) {
         return state.notify(NoticeLevel::Info, "no task selected", now);
     };
     if row.is_terminal() {
-        let status = row.status().map(|s| s.as_str().to_string()).unwrap_or_default();
+        let status = row
+            .status()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default();
         return state.notify(NoticeLevel::Info, &format!("task already {status}"), now);
     }
     if row.cancel.is_some() {

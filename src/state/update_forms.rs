@@ -85,7 +85,11 @@ pub(super) fn form_action(state: &mut State, action: Action, now: Now, fx: &mut 
             _ => {}
         },
         Action::Decline | Action::Dismiss => {
-            let verdict = if action == Action::Decline { "decline" } else { "cancel" };
+            let verdict = if action == Action::Decline {
+                "decline"
+            } else {
+                "cancel"
+            };
             if matches!(state.modals.last(), Some(Modal::Input(_))) {
                 if refuse_read_only(state, now) {
                     return;
@@ -150,11 +154,7 @@ fn submit_input(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
 }
 
 /// Send the responses, mark the row "answer sent", close the form.
-fn send_answer(
-    state: &mut State,
-    responses: BTreeMap<String, Value>,
-    fx: &mut Vec<Effect>,
-) {
+fn send_answer(state: &mut State, responses: BTreeMap<String, Value>, fx: &mut Vec<Effect>) {
     let Some(Modal::Input(form)) = state.modals.pop() else {
         return;
     };
