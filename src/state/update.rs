@@ -16,6 +16,9 @@ use crate::engine::{CallResult, EngineCommand, EngineEvent, NoticeLevel};
 /// Apply one message; returns the effects to execute, in order.
 pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
     let mut fx = Vec::new();
+    if matches!(msg, Msg::Key(_) | Msg::Action(_)) {
+        state.ensure_view();
+    }
     match msg {
         Msg::Key(key) => on_key(state, key, now, &mut fx),
         Msg::Action(action) => on_action(state, action, now, &mut fx),
