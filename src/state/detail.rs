@@ -23,6 +23,8 @@ const MAX_JSON_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
     Heading,
+    /// A heading inside a section (a content block).
+    SubHeading,
     /// `label: value`.
     Field,
     Body,
@@ -130,7 +132,7 @@ pub fn result_lines(result: &Value) -> Vec<DocLine> {
             .and_then(Value::as_str)
             .map(|m| sanitize_line(m, 60))
             .unwrap_or_else(|| "unknown type".to_string());
-        let heading = |s: String| DocLine::new(LineKind::Heading, format!("[{}] {s}", i + 1));
+        let heading = |s: String| DocLine::new(LineKind::SubHeading, format!("[{}] {s}", i + 1));
         match ty {
             "text" => {
                 let text = block.get("text").and_then(Value::as_str).unwrap_or("");
@@ -175,11 +177,11 @@ pub fn result_lines(result: &Value) -> Vec<DocLine> {
         }
     }
     if let Some(s) = result.get("structuredContent") {
-        out.push(DocLine::new(LineKind::Heading, "structuredContent"));
+        out.push(DocLine::new(LineKind::SubHeading, "structuredContent"));
         out.extend(json_lines(s, MAX_BLOCK_LINES));
     }
     if blocks.is_none() && result.get("structuredContent").is_none() {
-        out.push(DocLine::new(LineKind::Heading, "result (raw JSON)"));
+        out.push(DocLine::new(LineKind::SubHeading, "result (raw JSON)"));
         out.extend(json_lines(result, MAX_BLOCK_LINES));
     }
     out
@@ -222,10 +224,26 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         row.tool.as_deref().unwrap_or("(unknown)"),
     ));
     out.push(DocLine::field("state", phase_text(row)));
+    if let Some(m) = row.task.as_ref().and_then(|t| t.status_message.as_ref()) {
+        out.push(DocLine::field("message", m));
+    }
     if let Some(t) = &row.task {
-        if let Some(m) = &t.status_message {
-            out.push(DocLine::field("message", m));
+        if let Some(r) = &t.result {
+            out.push(DocLine::new(LineKind::Heading, "Result"));
+            out.extend(result_lines(r));
         }
+        if let Some(e) = &t.error {
+            out.push(DocLine::new(LineKind::Heading, "Error"));
+            out.push(DocLine::field("code", e.code.to_string()));
+            out.push(DocLine::field("message", &e.message));
+            if let Some(d) = &e.data {
+                out.push(DocLine::new(LineKind::Dim, "data:"));
+                out.extend(json_lines(d, 60));
+            }
+        }
+    }
+    out.push(DocLine::new(LineKind::Heading, "Timing"));
+    if let Some(t) = &row.task {
         let ts = |raw: &Option<String>| raw.clone().unwrap_or_else(|| "-".to_string());
         out.push(DocLine::field("created", ts(&t.created_at)));
         out.push(DocLine::field("updated", ts(&t.last_updated_at)));
@@ -287,21 +305,6 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
                 sanitize_line(k, 30)
             ),
         ));
-    }
-    if let Some(t) = &row.task {
-        if let Some(r) = &t.result {
-            out.push(DocLine::new(LineKind::Heading, "Result"));
-            out.extend(result_lines(r));
-        }
-        if let Some(e) = &t.error {
-            out.push(DocLine::new(LineKind::Heading, "Error"));
-            out.push(DocLine::field("code", e.code.to_string()));
-            out.push(DocLine::field("message", &e.message));
-            if let Some(d) = &e.data {
-                out.push(DocLine::new(LineKind::Dim, "data:"));
-                out.extend(json_lines(d, 60));
-            }
-        }
     }
     out.push(DocLine::new(LineKind::Heading, "Timeline"));
     match timeline {

@@ -196,10 +196,12 @@ impl TaskRow {
 
     /// The best known completion fraction.
     pub fn fraction(&self) -> Option<f64> {
+        if self.status() == Some(&TaskStatus::Completed) {
+            return Some(1.0);
+        }
         self.reported
             .and_then(|(p, t)| progress::fraction(p, t))
             .or(self.message_fraction)
-            .or_else(|| (self.status() == Some(&TaskStatus::Completed)).then_some(1.0))
     }
 
     /// `createdAt + ttlMs`, when both are known.

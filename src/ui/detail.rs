@@ -27,6 +27,7 @@ pub fn doc_window<'a>(
     for l in doc {
         let style = match l.kind {
             LineKind::Heading => theme.heading,
+            LineKind::SubHeading => theme.accent,
             LineKind::Field | LineKind::Body => theme.base,
             LineKind::Code => theme.code,
             LineKind::Dim => theme.dim,

@@ -47,9 +47,9 @@ impl Col {
     /// Dropped first → last.
     const DROP: [Col; 7] = [
         Col::Seen,
+        Col::Age,
         Col::Ttl,
         Col::Server,
-        Col::Age,
         Col::Message,
         Col::Progress,
         Col::Tool,
@@ -59,11 +59,12 @@ impl Col {
         match self {
             Col::Server => 12,
             Col::Id => 8,
-            Col::Tool if wide => 16,
+            Col::Tool if wide => 14,
             Col::Tool => 10,
             Col::Status => 18,
+            Col::Message if wide => 16,
             Col::Message => 8,
-            Col::Progress if wide => 14,
+            Col::Progress if wide => 12,
             Col::Progress => 10,
             Col::Age => 6,
             Col::Seen => 6,
