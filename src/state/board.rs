@@ -173,7 +173,8 @@ impl Filter {
             Err(e) => {
                 let msg = e.to_string();
                 let last = msg.lines().rev().find(|l| !l.trim().is_empty());
-                self.error = Some(last.unwrap_or("invalid regex").trim().to_string());
+                let last = last.unwrap_or("invalid regex").trim();
+                self.error = Some(last.trim_start_matches("error:").trim().to_string());
             }
         }
     }

@@ -314,23 +314,32 @@ impl Widget for InputFormPopup<'_> {
                     push_fields(&form.form, group, width, theme, &mut lines, &mut focus_line)
                 }
                 SectionKind::Url { url } => {
-                    let (pre, host, post) = split_host(&sanitize_line(url, 300));
+                    let clean = sanitize_line(url, 1000);
+                    let (_, host, _) = split_host(&clean);
                     lines.push(Line::from(vec![
-                        Span::styled("  open  ", theme.label),
-                        Span::styled(pre, theme.dim),
+                        Span::styled("  site  ", theme.label),
                         Span::styled(host.clone(), theme.host),
-                        Span::styled(post, theme.dim),
                     ]));
-                    lines.push(Line::styled(
-                        format!("  Accepting consents to visiting {host} yourself; taskrail opens nothing."),
-                        theme.dim,
-                    ));
+                    for part in wrap(&clean, width.saturating_sub(8)) {
+                        lines.push(Line::from(vec![
+                            Span::raw("        "),
+                            Span::styled(part, theme.link),
+                        ]));
+                    }
+                    let note = format!(
+                        "Accepting consents to visiting {host} yourself; taskrail opens nothing."
+                    );
+                    for part in wrap(&note, width.saturating_sub(2)) {
+                        lines.push(Line::styled(format!("  {part}"), theme.dim));
+                    }
                 }
                 SectionKind::Unsupported { method, json } => {
-                    lines.push(Line::styled(
-                        format!("  the server asks for {method}, which taskrail cannot answer; decline it"),
-                        theme.warn,
-                    ));
+                    let note = format!(
+                        "The server asks for {method}, which taskrail cannot answer; decline it."
+                    );
+                    for part in wrap(&note, width.saturating_sub(2)) {
+                        lines.push(Line::styled(format!("  {part}"), theme.warn));
+                    }
                     let (window, _, _) = doc_window(json, width.saturating_sub(2), 0, 12, theme);
                     lines.extend(window);
                 }
@@ -390,7 +399,7 @@ impl Widget for ToolFormPopup<'_> {
         }
         if form.json_fallback {
             lines.push(Line::styled(
-                "The input schema has no flat form; edit the arguments as JSON (ctrl+s sends).",
+                "No flat form for this schema: edit the JSON (^s sends).",
                 theme.label,
             ));
         }

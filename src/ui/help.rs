@@ -17,7 +17,7 @@ pub struct HelpPopup<'a> {
 }
 
 /// Every binding, grouped by context.
-pub fn help_lines<'a>(keymap: &Keymap, theme: &Theme) -> Vec<Line<'a>> {
+pub fn help_lines<'a>(keymap: &Keymap, theme: &Theme, key_width: usize) -> Vec<Line<'a>> {
     let mut lines = Vec::new();
     for ctx in Context::ALL {
         let bindings: Vec<_> = keymap.bindings(ctx).collect();
@@ -31,7 +31,7 @@ pub fn help_lines<'a>(keymap: &Keymap, theme: &Theme) -> Vec<Line<'a>> {
         for b in bindings {
             let keys: Vec<String> = b.keys.iter().map(ToString::to_string).collect();
             lines.push(Line::from(vec![
-                Span::styled(format!("  {:<16}", keys.join(" ")), theme.key),
+                Span::styled(format!("  {:<key_width$}", keys.join(" ")), theme.key),
                 Span::raw(b.description.clone()),
             ]));
         }
@@ -52,7 +52,8 @@ impl Widget for HelpPopup<'_> {
             area.height.saturating_sub(2),
         );
         let inner = frame(rect, buf, "Help", theme, true);
-        let lines = help_lines(keymap, theme);
+        let key_width = if inner.width < 70 { 10 } else { 16 };
+        let lines = help_lines(keymap, theme, key_width);
         let max = lines.len().saturating_sub(inner.height as usize);
         let scroll = scroll.min(max) as u16;
         Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);
