@@ -7,9 +7,12 @@
 // channel, so boxing the large variants would only add allocations.
 #![allow(clippy::large_enum_variant)]
 
+pub mod app;
 pub mod cli;
 pub mod demo;
 pub mod engine;
 pub mod ledger;
 pub mod mcp;
 pub mod sanitize;
+pub mod state;
+pub mod ui;

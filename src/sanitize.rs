@@ -32,7 +32,7 @@ pub fn sanitize_line(s: &str, max_chars: usize) -> String {
     out
 }
 
-/// Multi-line safe text: at most `max_lines` lines (a final `…` line says more were cut),
+/// Multi-line safe text: at most `max_lines` lines (the last one is `…` when more were cut),
 /// each at most `max_cols` display columns. Tabs become spaces, other controls vanish.
 pub fn sanitize_block(s: &str, max_lines: usize, max_cols: usize) -> Vec<String> {
     let mut lines = Vec::new();
@@ -68,6 +68,7 @@ pub fn sanitize_block(s: &str, max_lines: usize, max_cols: usize) -> Vec<String>
     }
     finish_line(&mut lines, &mut current, line_cut, max_cols);
     if more || s.len() > SCAN_LIMIT {
+        lines.truncate(max_lines.saturating_sub(1));
         lines.push("…".to_string());
     }
     lines
@@ -263,7 +264,9 @@ mod tests {
     fn block_keeps_lines_and_bounds_them() {
         let text = "one\ntwo\u{1b}[2J\n\tthree\u{202E}\nfour";
         let lines = sanitize_block(text, 3, 80);
-        assert_eq!(lines, vec!["one", "two", " three", "…"]);
+        assert_eq!(lines, vec!["one", "two", "…"]);
+        let lines = sanitize_block(text, 4, 80);
+        assert_eq!(lines, vec!["one", "two", " three", "four"]);
         let lines = sanitize_block(&"y".repeat(10_000), 5, 10);
         assert_eq!(lines.len(), 1);
         assert_eq!(display_width(&lines[0]), 10);

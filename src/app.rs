@@ -1,0 +1,219 @@
+//! The event loop only: one `tokio::select!` over terminal input, engine events, timeline
+//! loads, the outgoing command queue and a 1 Hz tick; folds everything through
+//! `state::update` and draws when dirty (capped at ~30 fps). Owns the terminal and restores
+//! it on every exit path. Must not await the network or hold state behind locks.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, KeyModifiers};
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use ratatui::DefaultTerminal;
+use ratatui::layout::Rect;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
+pub use crate::state::TimelineEntry;
+use crate::state::{Effect, Key, KeyCode, Keymap, Msg, State, update};
+use crate::ui::{self, Dashboard, Theme};
+
+/// Where the detail view's timeline comes from (the ledger, adapted by the caller).
+pub trait TimelineSource: Send + Sync {
+    fn timeline(
+        &self,
+        server: &ServerId,
+        task_id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>>;
+}
+
+/// Everything the dashboard needs from the rest of the program.
+pub struct DashboardContext {
+    /// Shown in the header from the start.
+    pub servers: Vec<ServerId>,
+    pub commands: mpsc::Sender<EngineCommand>,
+    pub events: mpsc::Receiver<EngineEvent>,
+    pub timeline: Arc<dyn TimelineSource>,
+    /// Disables cancel, answer and call.
+    pub read_only: bool,
+}
+
+/// Restores the terminal when dropped (early returns, errors, unwinding panics).
+struct RestoreGuard;
+
+impl Drop for RestoreGuard {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+const FRAME: Duration = Duration::from_millis(33);
+
+/// Run the dashboard until the user quits. Owns the terminal: `ratatui::try_init()` (which
+/// also installs a panic hook that restores it) and `restore()` on every exit path.
+/// Tasks keep running server-side after `q`; shutting the engine down is the caller's job.
+pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
+    let keymap = Keymap::default_keymap();
+    let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
+    let _guard = RestoreGuard;
+    event_loop(&mut terminal, ctx, keymap).await
+}
+
+/// Translate a crossterm key into the reducer's key type.
+pub fn to_key(k: KeyEvent) -> Option<Key> {
+    let code = match k.code {
+        crossterm::event::KeyCode::Char(c) => KeyCode::Char(c),
+        crossterm::event::KeyCode::Enter => KeyCode::Enter,
+        crossterm::event::KeyCode::Esc => KeyCode::Esc,
+        crossterm::event::KeyCode::Tab => KeyCode::Tab,
+        crossterm::event::KeyCode::BackTab => KeyCode::BackTab,
+        crossterm::event::KeyCode::Backspace => KeyCode::Backspace,
+        crossterm::event::KeyCode::Delete => KeyCode::Delete,
+        crossterm::event::KeyCode::Left => KeyCode::Left,
+        crossterm::event::KeyCode::Right => KeyCode::Right,
+        crossterm::event::KeyCode::Up => KeyCode::Up,
+        crossterm::event::KeyCode::Down => KeyCode::Down,
+        crossterm::event::KeyCode::Home => KeyCode::Home,
+        crossterm::event::KeyCode::End => KeyCode::End,
+        crossterm::event::KeyCode::PageUp => KeyCode::PageUp,
+        crossterm::event::KeyCode::PageDown => KeyCode::PageDown,
+        crossterm::event::KeyCode::F(n) => KeyCode::F(n),
+        _ => return None,
+    };
+    Some(Key {
+        code,
+        ctrl: k.modifiers.contains(KeyModifiers::CONTROL),
+        alt: k.modifiers.contains(KeyModifiers::ALT),
+    })
+}
+
+fn viewport(state: &State, width: u16, height: u16) -> Msg {
+    let a = ui::areas(Rect::new(0, 0, width, height), state);
+    Msg::Viewport {
+        table_rows: ui::table_rows(&a),
+        page_rows: a.body.height.saturating_sub(3) as usize,
+    }
+}
+
+type Load = BoxFuture<'static, Msg>;
+
+async fn event_loop(
+    terminal: &mut DefaultTerminal,
+    ctx: DashboardContext,
+    keymap: Keymap,
+) -> anyhow::Result<()> {
+    let DashboardContext {
+        servers,
+        commands,
+        mut events,
+        timeline,
+        read_only,
+    } = ctx;
+    let mut state = State::new(servers, read_only, keymap);
+    let theme = Theme::default();
+    let mut input = EventStream::new();
+    let mut loads: FuturesUnordered<Load> = FuturesUnordered::new();
+    let mut outbox: VecDeque<EngineCommand> = VecDeque::new();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut events_open = true;
+    let mut size = terminal.size()?;
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME;
+    let first = viewport(&state, size.width, size.height);
+    update(&mut state, first, chrono::Utc::now());
+
+    loop {
+        if dirty && last_draw.elapsed() >= FRAME {
+            state.ensure_view();
+            let now = chrono::Utc::now();
+            terminal.draw(|f| {
+                f.render_widget(
+                    Dashboard {
+                        state: &state,
+                        theme: &theme,
+                        now,
+                    },
+                    f.area(),
+                )
+            })?;
+            dirty = false;
+            last_draw = Instant::now();
+        }
+        let msg = tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => match to_key(k) {
+                    Some(key) => Msg::Key(key),
+                    None => continue,
+                },
+                Some(Ok(Event::Resize(w, h))) => {
+                    size = ratatui::layout::Size::new(w, h);
+                    terminal.autoresize()?;
+                    viewport(&state, w, h)
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(e).context("reading terminal input"),
+                None => return Ok(()),
+            },
+            ev = events.recv(), if events_open => match ev {
+                Some(e) => Msg::Engine(e),
+                None => {
+                    events_open = false;
+                    Msg::Engine(EngineEvent::Notice {
+                        server: None,
+                        level: NoticeLevel::Error,
+                        text: "the engine stopped; nothing will update".to_string(),
+                    })
+                }
+            },
+            Some(m) = loads.next(), if !loads.is_empty() => m,
+            permit = commands.reserve(), if !outbox.is_empty() => {
+                match permit {
+                    Ok(p) => {
+                        if let Some(cmd) = outbox.pop_front() {
+                            p.send(cmd);
+                        }
+                        continue;
+                    }
+                    Err(_) => {
+                        outbox.clear();
+                        Msg::Engine(EngineEvent::Notice {
+                            server: None,
+                            level: NoticeLevel::Error,
+                            text: "the engine is gone; command dropped".to_string(),
+                        })
+                    }
+                }
+            },
+            _ = tick.tick() => Msg::Tick,
+            _ = tokio::time::sleep_until(last_draw + FRAME), if dirty => continue,
+        };
+        let resized = matches!(msg, Msg::Viewport { .. });
+        let filter_rows_before = ui::areas(Rect::new(0, 0, size.width, size.height), &state);
+        let effects = update(&mut state, msg, chrono::Utc::now());
+        dirty = true;
+        // the filter line appearing or vanishing changes the table height
+        if !resized
+            && ui::areas(Rect::new(0, 0, size.width, size.height), &state) != filter_rows_before
+        {
+            let m = viewport(&state, size.width, size.height);
+            update(&mut state, m, chrono::Utc::now());
+        }
+        for fx in effects {
+            match fx {
+                Effect::Quit => return Ok(()),
+                Effect::Engine(cmd) => outbox.push_back(cmd),
+                Effect::LoadTimeline(key) => {
+                    let fut = timeline.timeline(&key.server, &key.task_id);
+                    loads.push(Box::pin(async move {
+                        let result = fut.await.map_err(|e| format!("{e:#}"));
+                        Msg::TimelineLoaded { key, result }
+                    }));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! One followed task as the dashboard knows it (`TaskRow`): last snapshot, tool, progress,
+//! pending input keys, and the "answer sent" / "cancel requested" marks, with the
+//! invariants first-terminal-wins and input-key dedup. Must not do I/O.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::TaskKey;
+use super::progress;
+use super::time::{Now, parse_lenient, plus_millis};
+use crate::engine::UpdateSource;
+use crate::mcp::{InputRequest, Task, TaskStatus};
+
+/// "Answer sent" until the server moves on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerMark {
+    /// The answered requests, restored to pending if the engine reports failure.
+    pub requests: BTreeMap<String, InputRequest>,
+    /// Acknowledged by the server (`AnswerSent`).
+    pub acked: bool,
+    /// Status and input keys when the answer left; a snapshot differing from this clears it.
+    pub baseline_status: Option<TaskStatus>,
+    pub baseline_keys: BTreeSet<String>,
+}
+
+/// "Cancel requested" until the task is terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CancelMark {
+    pub acked: bool,
+}
+
+/// What the row says about the task's state, beyond its raw status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// No snapshot yet.
+    Unknown,
+    Live(TaskStatus),
+    /// Cancel sent (`acked` once the server acknowledged it), task not terminal yet.
+    CancelRequested {
+        acked: bool,
+    },
+    Done(TaskStatus),
+    /// A cancel was requested but the task ended otherwise.
+    EndedAnyway(TaskStatus),
+}
+
+/// One task row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRow {
+    pub key: TaskKey,
+    pub tool: Option<String>,
+    pub arguments: Option<Value>,
+    pub recorded_at: Option<Now>,
+    pub parent_task: Option<String>,
+    pub task: Option<Task>,
+    /// `createdAt` parsed (or when we first recorded it).
+    pub created: Option<Now>,
+    /// When we last received a snapshot.
+    pub seen_at: Option<Now>,
+    pub last_source: Option<UpdateSource>,
+    pub latency_ms: Option<u64>,
+    /// Numeric progress reported by the engine.
+    pub reported: Option<(f64, Option<f64>)>,
+    /// Fraction stated by the status message.
+    pub message_fraction: Option<f64>,
+    /// Input requests waiting for the user, by key.
+    pub pending: BTreeMap<String, InputRequest>,
+    /// Keys the user has answered (never prompted again).
+    pub answered: BTreeSet<String>,
+    /// Keys the server reused for a different request.
+    pub reused: BTreeSet<String>,
+    pub answer: Option<AnswerMark>,
+    pub cancel: Option<CancelMark>,
+    pub expired: bool,
+}
+
+impl TaskRow {
+    pub fn new(key: TaskKey) -> TaskRow {
+        TaskRow {
+            key,
+            tool: None,
+            arguments: None,
+            recorded_at: None,
+            parent_task: None,
+            task: None,
+            created: None,
+            seen_at: None,
+            last_source: None,
+            latency_ms: None,
+            reported: None,
+            message_fraction: None,
+            pending: BTreeMap::new(),
+            answered: BTreeSet::new(),
+            reused: BTreeSet::new(),
+            answer: None,
+            cancel: None,
+            expired: false,
+        }
+    }
+
+    pub fn status(&self) -> Option<&TaskStatus> {
+        self.task.as_ref().map(|t| &t.status)
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.status().is_some_and(TaskStatus::is_terminal)
+    }
+
+    /// Whether the user has something to answer.
+    pub fn needs_input(&self) -> bool {
+        !self.is_terminal()
+            && (!self.pending.is_empty()
+                || (self.status() == Some(&TaskStatus::InputRequired) && self.answer.is_none()))
+    }
+
+    pub fn phase(&self) -> Phase {
+        match (&self.task, self.cancel) {
+            (None, Some(c)) => Phase::CancelRequested { acked: c.acked },
+            (None, None) => Phase::Unknown,
+            (Some(t), Some(_)) if t.status.is_terminal() && t.status != TaskStatus::Cancelled => {
+                Phase::EndedAnyway(t.status.clone())
+            }
+            (Some(t), _) if t.status.is_terminal() => Phase::Done(t.status.clone()),
+            (Some(_), Some(c)) => Phase::CancelRequested { acked: c.acked },
+            (Some(t), _) => Phase::Live(t.status.clone()),
+        }
+    }
+
+    /// Fold in a snapshot. Returns false (and changes nothing) when the row is already
+    /// terminal: the first terminal snapshot wins.
+    pub fn apply_snapshot(
+        &mut self,
+        task: Task,
+        source: Option<UpdateSource>,
+        latency_ms: Option<u64>,
+        now: Now,
+    ) -> bool {
+        if self.is_terminal() {
+            return false;
+        }
+        self.seen_at = Some(now);
+        if source.is_some() {
+            self.last_source = source;
+        }
+        if latency_ms.is_some() {
+            self.latency_ms = latency_ms;
+        }
+        if let Some(c) = task.created_at.as_deref().and_then(parse_lenient) {
+            self.created = Some(c);
+        }
+        self.message_fraction = task
+            .status_message
+            .as_deref()
+            .and_then(progress::fraction_from_message);
+        if let Some(mark) = &self.answer {
+            let keys: BTreeSet<String> = task.input_requests.keys().cloned().collect();
+            if mark.baseline_status.as_ref() != Some(&task.status) || mark.baseline_keys != keys {
+                self.answer = None;
+            }
+        }
+        if task.status.is_terminal() {
+            self.pending.clear();
+        } else {
+            for (k, req) in &task.input_requests {
+                self.offer_input(k, req.clone());
+            }
+            if task.status != TaskStatus::InputRequired {
+                self.pending
+                    .retain(|k, _| task.input_requests.contains_key(k));
+            }
+        }
+        self.task = Some(task);
+        true
+    }
+
+    /// Record an input request once per key; answered and reused keys are never re-offered.
+    /// Returns whether it was new.
+    pub fn offer_input(&mut self, key: &str, request: InputRequest) -> bool {
+        if self.is_terminal() || self.answered.contains(key) || self.reused.contains(key) {
+            return false;
+        }
+        match self.pending.get(key) {
+            Some(existing) if existing.fingerprint() != request.fingerprint() => {
+                self.pending.remove(key);
+                self.reused.insert(key.to_string());
+                false
+            }
+            Some(_) => false,
+            None => {
+                self.pending.insert(key.to_string(), request);
+                true
+            }
+        }
+    }
+
+    /// The best known completion fraction.
+    pub fn fraction(&self) -> Option<f64> {
+        if self.status() == Some(&TaskStatus::Completed) {
+            return Some(1.0);
+        }
+        self.reported
+            .and_then(|(p, t)| progress::fraction(p, t))
+            .or(self.message_fraction)
+    }
+
+    /// `createdAt + ttlMs`, when both are known.
+    pub fn expires_at(&self) -> Option<Now> {
+        let ttl = self.task.as_ref()?.ttl_ms?;
+        plus_millis(self.created?, ttl)
+    }
+
+    /// First eight characters of the id: ids are bearer secrets.
+    pub fn short_id(&self) -> String {
+        short_id(&self.key.task_id)
+    }
+}
+
+/// First eight characters of a task id.
+pub fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}

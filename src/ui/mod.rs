@@ -1,0 +1,137 @@
+//! Views: pure functions of `&State` (plus the theme and an injected `now`) drawn into a
+//! ratatui buffer. Must not mutate state, read the clock, or do I/O.
+
+pub mod detail;
+pub mod footer;
+pub mod form;
+pub mod header;
+pub mod help;
+pub mod popup;
+pub mod table;
+pub mod text;
+pub mod theme;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::Widget;
+
+use crate::state::{Modal, Now, State};
+pub use theme::Theme;
+
+/// The screen's regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub header: Rect,
+    pub tabs: Rect,
+    pub filter: Rect,
+    /// The task table, or the detail view over it.
+    pub body: Rect,
+    pub notice: Rect,
+    pub footer: Rect,
+}
+
+/// Split the screen; the loop uses it too, to tell the reducer how many rows fit.
+pub fn areas(area: Rect, state: &State) -> Areas {
+    let header_rows = state.servers.len().clamp(1, 3) as u16 + 1;
+    let filter_rows =
+        u16::from(state.board.filter.editing || !state.board.filter.input.value().is_empty());
+    let [header, tabs, filter, body, notice, footer] = Layout::vertical([
+        Constraint::Length(header_rows),
+        Constraint::Length(1),
+        Constraint::Length(filter_rows),
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    Areas {
+        header,
+        tabs,
+        filter,
+        body,
+        notice,
+        footer,
+    }
+}
+
+/// Table rows that fit in `body` (minus the column header line).
+pub fn table_rows(areas: &Areas) -> usize {
+    areas.body.height.saturating_sub(1) as usize
+}
+
+/// The whole screen.
+///
+/// ```text
+/// ┌ header: one line per server (era, push/poll, health, req/s, inbox) + title line ┐
+/// │ tabs: All │ Active │ Input │ Done │ Failed │ Cancelled        sort + filter info │
+/// │ [filter line: / regex, inline error]                                            │
+/// │ body: task table (virtualised) — or the detail view of one task                 │
+/// │ notice line (latest notice, or a summary)                                       │
+/// └ footer: key hints generated from the keymap for the focused context             ┘
+///   modals (confirm, input form, help, pickers, result) float above, centred
+/// ```
+pub struct Dashboard<'a> {
+    pub state: &'a State,
+    pub theme: &'a Theme,
+    pub now: Now,
+}
+
+impl Widget for Dashboard<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Dashboard { state, theme, now } = self;
+        buf.set_style(area, theme.base);
+        let a = areas(area, state);
+        header::Header { state, theme, now }.render(a.header, buf);
+        table::Tabs { state, theme }.render(a.tabs, buf);
+        if a.filter.height > 0 {
+            table::FilterLine { state, theme }.render(a.filter, buf);
+        }
+        table::TaskTable { state, theme, now }.render(a.body, buf);
+        footer::NoticeLine { state, theme, now }.render(a.notice, buf);
+        footer::Footer { state, theme }.render(a.footer, buf);
+        for (i, modal) in state.modals.iter().enumerate() {
+            let top = i + 1 == state.modals.len();
+            match modal {
+                Modal::Detail(d) => detail::DetailScreen {
+                    state,
+                    view: d,
+                    theme,
+                    now,
+                }
+                .render(a.body, buf),
+                Modal::Doc(d) => detail::DocScreen { view: d, theme }.render(a.body, buf),
+                Modal::Confirm(c) => popup::ConfirmPopup { confirm: c, theme }.render(area, buf),
+                Modal::Input(f) => form::InputFormPopup {
+                    state,
+                    form: f,
+                    theme,
+                    focused: top,
+                }
+                .render(area, buf),
+                Modal::ToolForm(f) => form::ToolFormPopup {
+                    form: f,
+                    theme,
+                    focused: top,
+                }
+                .render(area, buf),
+                Modal::Help { scroll } => help::HelpPopup {
+                    keymap: &state.keymap,
+                    scroll: *scroll,
+                    theme,
+                }
+                .render(area, buf),
+                Modal::ServerPicker(p) => {
+                    popup::ServerPickerPopup { picker: p, theme }.render(area, buf)
+                }
+                Modal::ToolPicker(p) => {
+                    popup::ToolPickerPopup { picker: p, theme }.render(area, buf)
+                }
+            }
+        }
+    }
+}
+
+/// Convenience for tests and the loop: draw the dashboard into `buf`.
+pub fn render(state: &State, theme: &Theme, now: Now, area: Rect, buf: &mut Buffer) {
+    Dashboard { state, theme, now }.render(area, buf);
+}

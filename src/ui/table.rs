@@ -1,0 +1,436 @@
+//! The task table (virtualised: only visible rows are built), the status tabs line and the
+//! filter line. Columns are dropped by priority on narrow terminals. Must not mutate state.
+
+use chrono::TimeDelta;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Row, Table, Widget};
+
+use super::Theme;
+use super::text::fit;
+use super::theme::status_icon;
+use crate::sanitize::sanitize_line;
+use crate::state::task::{Phase, TaskRow};
+use crate::state::time::short_duration;
+use crate::state::{Now, SortColumn, State, Tab};
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Server,
+    Id,
+    Tool,
+    Status,
+    Message,
+    Progress,
+    Age,
+    Seen,
+    Ttl,
+}
+
+impl Col {
+    /// Display order.
+    const ORDER: [Col; 9] = [
+        Col::Server,
+        Col::Id,
+        Col::Tool,
+        Col::Status,
+        Col::Progress,
+        Col::Message,
+        Col::Age,
+        Col::Seen,
+        Col::Ttl,
+    ];
+    /// Dropped first → last.
+    const DROP: [Col; 7] = [
+        Col::Seen,
+        Col::Age,
+        Col::Ttl,
+        Col::Server,
+        Col::Message,
+        Col::Progress,
+        Col::Tool,
+    ];
+
+    fn width(self, wide: bool) -> u16 {
+        match self {
+            Col::Server => 12,
+            Col::Id => 8,
+            Col::Tool if wide => 14,
+            Col::Tool => 10,
+            Col::Status => 18,
+            Col::Message if wide => 16,
+            Col::Message => 8,
+            Col::Progress if wide => 12,
+            Col::Progress => 10,
+            Col::Age => 6,
+            Col::Seen => 6,
+            Col::Ttl => 7,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Col::Server => "server",
+            Col::Id => "id",
+            Col::Tool => "tool",
+            Col::Status => "status",
+            Col::Message => "message",
+            Col::Progress => "progress",
+            Col::Age => "age",
+            Col::Seen => "seen",
+            Col::Ttl => "ttl",
+        }
+    }
+
+    fn sort(self) -> Option<SortColumn> {
+        Some(match self {
+            Col::Server => SortColumn::Server,
+            Col::Id => SortColumn::Id,
+            Col::Tool => SortColumn::Tool,
+            Col::Status => SortColumn::Status,
+            Col::Age => SortColumn::Created,
+            Col::Seen => SortColumn::Seen,
+            Col::Ttl => SortColumn::Ttl,
+            Col::Message | Col::Progress => return None,
+        })
+    }
+}
+
+/// Columns that fit in `width` (1 column of spacing, 1 for the selection mark).
+fn columns(width: u16, many_servers: bool) -> (Vec<Col>, bool) {
+    let wide = width >= 90;
+    let mut cols: Vec<Col> = Col::ORDER
+        .into_iter()
+        .filter(|c| many_servers || *c != Col::Server)
+        .collect();
+    let need = |cols: &[Col]| -> u16 { cols.iter().map(|c| c.width(wide) + 1).sum::<u16>() + 1 };
+    for drop in Col::DROP {
+        if need(&cols) <= width {
+            break;
+        }
+        cols.retain(|c| *c != drop);
+    }
+    (cols, wide)
+}
+
+pub struct TaskTable<'a> {
+    pub state: &'a State,
+    pub theme: &'a Theme,
+    pub now: Now,
+}
+
+impl Widget for TaskTable<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let TaskTable { state, theme, now } = self;
+        let board = &state.board;
+        let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
+        let height = area.height.saturating_sub(1) as usize;
+        if board.view.is_empty() {
+            let msg = if state.tasks.is_empty() {
+                "No tasks yet. Press n to start one; tasks from the ledger appear as they are resumed."
+            } else {
+                "No task matches this tab and filter."
+            };
+            let y = area.y + area.height / 2;
+            let line = Line::styled(fit(msg, area.width as usize), theme.dim).centered();
+            line.render(
+                Rect::new(
+                    area.x,
+                    y.min(area.bottom().saturating_sub(1)),
+                    area.width,
+                    1,
+                ),
+                buf,
+            );
+        }
+        // keep the selection visible even if the reducer has not been told the size yet
+        let mut offset = board
+            .offset
+            .min(board.view.len().saturating_sub(height.max(1)));
+        let sel = board.selected_index();
+        if let Some(i) = sel {
+            if i < offset {
+                offset = i;
+            } else if height > 0 && i >= offset + height {
+                offset = i + 1 - height;
+            }
+        }
+        let end = (offset + height).min(board.view.len());
+        let rows: Vec<Row> = board.view[offset..end]
+            .iter()
+            .filter_map(|k| state.tasks.get(k))
+            .map(|r| {
+                let selected = board.selected.as_ref() == Some(&r.key);
+                let row = Row::new(cols.iter().map(|c| cell(*c, wide, r, theme, now)));
+                if selected {
+                    row.style(theme.selected)
+                } else {
+                    row
+                }
+            })
+            .collect();
+        let header = Row::new(cols.iter().map(|c| {
+            let mut t = c.title().to_string();
+            if c.sort() == Some(board.sort) {
+                t.push(if board.descending { '↓' } else { '↑' });
+            }
+            Cell::from(t)
+        }))
+        .style(theme.table_header);
+        let widths: Vec<Constraint> = cols
+            .iter()
+            .map(|c| match c {
+                Col::Message => Constraint::Fill(1),
+                c => Constraint::Length(c.width(wide)),
+            })
+            .collect();
+        let marks: Vec<Line> = (offset..end)
+            .map(|i| {
+                if Some(i) == sel {
+                    Line::styled("›", theme.accent)
+                } else {
+                    Line::raw(" ")
+                }
+            })
+            .collect();
+        let mark_area = Rect {
+            width: 1.min(area.width),
+            y: area.y + 1,
+            height: area.height.saturating_sub(1),
+            ..area
+        };
+        for (i, m) in marks.into_iter().enumerate() {
+            m.render(
+                Rect {
+                    y: mark_area.y + i as u16,
+                    height: 1,
+                    ..mark_area
+                },
+                buf,
+            );
+        }
+        let table_area = Rect {
+            x: area.x + 1,
+            width: area.width.saturating_sub(1),
+            ..area
+        };
+        Widget::render(
+            Table::new(rows, widths).header(header).column_spacing(1),
+            table_area,
+            buf,
+        );
+    }
+}
+
+fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
+    let (text, style) = match r.phase() {
+        Phase::Unknown => ("· unknown".to_string(), theme.unknown),
+        Phase::CancelRequested { acked: true } => {
+            ("⊘ cancel requested".to_string(), theme.pending_op)
+        }
+        Phase::CancelRequested { acked: false } => ("⊘ cancelling…".to_string(), theme.pending_op),
+        Phase::EndedAnyway(s) => (
+            format!("{} {} anyway", status_icon(&s), s.as_str()),
+            theme.status(&s),
+        ),
+        Phase::Done(s) => (
+            format!("{} {}", status_icon(&s), s.as_str()),
+            theme.status(&s),
+        ),
+        Phase::Live(_) if r.answer.is_some() => ("✉ answer sent".to_string(), theme.pending_op),
+        Phase::Live(_) if r.needs_input() => ("✎ input needed".to_string(), theme.input),
+        Phase::Live(s) => (
+            format!("{} {}", status_icon(&s), sanitize_line(s.as_str(), 16)),
+            theme.status(&s),
+        ),
+    };
+    let text = if r.expired && !r.is_terminal() {
+        "⌛ expired".to_string()
+    } else {
+        text
+    };
+    (text, style)
+}
+
+/// A text gauge (`████▌░░░ 42%`) or a spinner with the elapsed time.
+fn progress_cell(r: &TaskRow, theme: &Theme, now: Now, width: usize) -> Line<'static> {
+    if let Some(f) = r.fraction() {
+        let pct = format!("{:>3.0}%", f * 100.0);
+        let bar_w = width.saturating_sub(pct.len() + 1);
+        let eighths = (f * bar_w as f64 * 8.0).round() as usize;
+        let full = eighths / 8;
+        let part = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
+        let mut filled = "█".repeat(full.min(bar_w));
+        filled.push_str(if full < bar_w { part } else { "" });
+        let used = full.min(bar_w) + usize::from(!part.is_empty() && full < bar_w);
+        return Line::from(vec![
+            Span::styled(filled, theme.gauge_fill),
+            Span::styled("░".repeat(bar_w.saturating_sub(used)), theme.gauge_empty),
+            Span::styled(format!(" {pct}"), theme.label),
+        ]);
+    }
+    if r.is_terminal() {
+        return Line::raw("");
+    }
+    let start = r.created.or(r.recorded_at);
+    let elapsed = start.map(|s| now - s).unwrap_or(TimeDelta::zero());
+    let frame = SPINNER[(elapsed.num_seconds().rem_euclid(10)) as usize];
+    Line::from(vec![
+        Span::styled(frame, theme.accent),
+        Span::styled(format!(" {}", short_duration(elapsed)), theme.dim),
+    ])
+}
+
+fn cell(c: Col, wide: bool, r: &TaskRow, theme: &Theme, now: Now) -> Cell<'static> {
+    let w = c.width(wide) as usize;
+    match c {
+        Col::Server => Cell::from(sanitize_line(r.key.server.as_str(), w)).style(theme.accent),
+        Col::Id => Cell::from(sanitize_line(&r.short_id(), 8)),
+        Col::Tool => Cell::from(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
+        Col::Status => {
+            let (text, style) = status_cell(r, theme);
+            Cell::from(fit(&text, w)).style(style)
+        }
+        Col::Message => {
+            let msg = r
+                .task
+                .as_ref()
+                .and_then(|t| t.status_message.as_deref())
+                .unwrap_or("");
+            Cell::from(sanitize_line(msg, 200)).style(theme.label)
+        }
+        Col::Progress => Cell::from(progress_cell(r, theme, now, w)),
+        Col::Age => {
+            let age = r.created.or(r.recorded_at).map(|c| short_duration(now - c));
+            Cell::from(age.unwrap_or_else(|| "-".into())).style(theme.dim)
+        }
+        Col::Seen => {
+            let seen = r.seen_at.map(|s| short_duration(now - s));
+            let stale = r.seen_at.is_some_and(|s| (now - s).num_seconds() > 30) && !r.is_terminal();
+            Cell::from(seen.unwrap_or_else(|| "-".into())).style(if stale {
+                theme.warn
+            } else {
+                theme.dim
+            })
+        }
+        Col::Ttl => {
+            let text = match r.expires_at() {
+                _ if r.expired => "expired".to_string(),
+                Some(at) if at > now => short_duration(at - now),
+                Some(_) => "past".to_string(),
+                None if r.task.as_ref().is_some_and(|t| t.ttl_ms.is_none()) => "∞".to_string(),
+                None => "-".to_string(),
+            };
+            let soon = r
+                .expires_at()
+                .is_some_and(|at| (at - now).num_seconds() < 60);
+            Cell::from(text).style(if soon { theme.warn } else { theme.dim })
+        }
+    }
+}
+
+/// The status tabs with counts, and the sort on the right.
+pub struct Tabs<'a> {
+    pub state: &'a State,
+    pub theme: &'a Theme,
+}
+
+impl Widget for Tabs<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Tabs { state, theme } = self;
+        let narrow = area.width < 80;
+        let mut spans = vec![Span::raw(" ")];
+        for (i, tab) in Tab::ALL.iter().enumerate() {
+            let count = state.board.tab_counts[i];
+            let label = if narrow {
+                format!(" {} {count} ", &tab.title()[..tab.title().len().min(4)])
+            } else {
+                format!(" {} {count} ", tab.title())
+            };
+            let style = if *tab == state.board.tab {
+                theme.tab_active
+            } else {
+                theme.tab_inactive
+            };
+            if *tab == Tab::Input && count > 0 && *tab != state.board.tab {
+                spans.push(Span::styled(label, theme.input));
+            } else {
+                spans.push(Span::styled(label, style));
+            }
+        }
+        let arrow = if state.board.descending { "↓" } else { "↑" };
+        let sort = format!("sort {}{arrow} ", state.board.sort.title());
+        let used: usize = spans.iter().map(|s| s.width()).sum();
+        if used + sort.len() < area.width as usize {
+            spans.push(Span::raw(
+                " ".repeat(area.width as usize - used - sort.chars().count()),
+            ));
+            spans.push(Span::styled(sort, theme.dim));
+        }
+        Line::from(spans).render(area, buf);
+    }
+}
+
+/// `/` filter line with an inline error for an invalid regex.
+pub struct FilterLine<'a> {
+    pub state: &'a State,
+    pub theme: &'a Theme,
+}
+
+impl Widget for FilterLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let FilterLine { state, theme } = self;
+        let f = &state.board.filter;
+        let value = f.input.value();
+        let width = (area.width as usize).saturating_sub(30).max(10);
+        let scroll = f.input.visual_scroll(width);
+        let shown: String = value.chars().skip(scroll).take(width).collect();
+        let mut spans = vec![Span::styled(" / ", theme.key)];
+        if f.editing {
+            let cur = f.input.visual_cursor().saturating_sub(scroll);
+            let (a, b) = split_at_col(&shown, cur);
+            let mut rest = b.chars();
+            let at = rest.next().map(String::from).unwrap_or_else(|| " ".into());
+            spans.push(Span::raw(a));
+            spans.push(Span::styled(at, theme.cursor));
+            spans.push(Span::raw(rest.collect::<String>()));
+        } else {
+            spans.push(Span::styled(shown, theme.accent));
+        }
+        if let Some(err) = &f.error {
+            spans.push(Span::styled(format!("  invalid regex: {err}"), theme.error));
+        } else if !value.is_empty() {
+            let n = state.board.view.len();
+            spans.push(Span::styled(
+                format!("  {n} match{}", if n == 1 { "" } else { "es" }),
+                theme.dim,
+            ));
+        }
+        Line::from(spans).render(area, buf);
+    }
+}
+
+fn split_at_col(s: &str, col: usize) -> (String, String) {
+    let i = s.char_indices().nth(col).map_or(s.len(), |(i, _)| i);
+    (s[..i].to_string(), s[i..].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_drops_columns_by_priority() {
+        assert_eq!(
+            columns(60, true).0,
+            vec![Col::Id, Col::Tool, Col::Status, Col::Progress, Col::Message]
+        );
+        let wide = columns(140, true).0;
+        assert!(wide.contains(&Col::Seen) && wide.contains(&Col::Server));
+        assert!(!columns(100, false).0.contains(&Col::Server));
+    }
+}
