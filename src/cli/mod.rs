@@ -246,52 +246,95 @@ async fn stop_engine(engine: crate::engine::EngineHandle, join: tokio::task::Joi
     let _ = tokio::time::timeout(Duration::from_secs(3), join).await;
 }
 
-/// The dashboard (or, headless, the demo watch) on the given servers or the demo server.
+/// The dashboard on the given servers, or on the embedded demo server with a few demo tasks.
 async fn board(ctx: &Context, demo: bool) -> u8 {
-    let mut demo_server = None;
-    let mut servers = ctx.servers.clone();
-    if demo {
-        match crate::demo::DemoServer::start(crate::demo::DemoOptions::default()).await {
-            Ok(s) => {
-                servers = vec![s.url.clone()];
-                demo_server = Some(s);
-            }
-            Err(e) => return fail(&format!("cannot start the demo server: {e:#}"), exit::CONNECTION),
-        }
-    }
-    let code = headless_demo(ctx, &servers, demo).await;
-    if let Some(s) = demo_server {
-        s.shutdown().await;
-    }
-    code
-}
-
-/// Start a few demo tasks and follow them (the board's headless stand-in).
-async fn headless_demo(ctx: &Context, servers: &[String], demo: bool) -> u8 {
     let ledger = match ctx.ledger().await {
         Ok(l) => l,
         Err(code) => return code,
     };
+    let mut demo_server = None;
     let mut specs = Vec::new();
-    for s in servers {
-        match ctx.spec(s) {
-            Ok(spec) => specs.push(spec),
-            Err(code) => return code,
+    if demo {
+        match crate::demo::DemoServer::start(crate::demo::DemoOptions::default()).await {
+            Ok(server) => {
+                let endpoint = Endpoint::Http { url: server.url.clone() };
+                let options = match ctx.connect_options() {
+                    Ok(o) => o,
+                    Err(code) => return code,
+                };
+                // A stable name: the demo server's port changes on every start.
+                specs.push(ServerSpec { id: ServerId("demo".into()), ..ServerSpec::new(endpoint, options) });
+                demo_server = Some(server);
+            }
+            Err(e) => return fail(&format!("cannot start the demo server: {e:#}"), exit::CONNECTION),
+        }
+    } else {
+        for s in &ctx.servers {
+            match ctx.spec(s) {
+                Ok(spec) => specs.push(spec),
+                Err(code) => return code,
+            }
         }
     }
-    let (engine, events, join) = spawn_engine(specs.clone(), Some(ledger), EngineConfig { resume: true, ..ctx.engine_config() });
-    let mut follower = Follower::new(engine.clone(), Mode::Watch { json: false });
-    if demo && let Some(spec) = specs.first() {
-        let calls = [("render_report", serde_json::json!({ "pages": 8 })), ("import_rows", serde_json::json!({ "count": 20000 })), ("lint", serde_json::json!({ "repo": "taskrail" }))];
-        for (i, (tool, arguments)) in calls.into_iter().enumerate() {
-            let call_id = i as u64 + 1;
-            engine
-                .send(EngineCommand::CallTool { server: spec.id.clone(), call_id, tool: tool.into(), arguments, parent_task: None })
-                .await;
-            follower.expect_call(spec.id.clone(), call_id);
-        }
+    let servers: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
+    let config = EngineConfig { resume: true, history: true, ..ctx.engine_config() };
+    let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);
+    if demo {
+        start_demo_tasks(&engine, &servers[0]).await;
     }
-    let code = follower.run(events).await;
+    let dashboard = crate::app::DashboardContext {
+        servers,
+        commands: engine.sender(),
+        events,
+        timeline: Arc::new(LedgerTimeline(ledger)),
+        read_only: ctx.read_only,
+    };
+    let result = crate::app::run_dashboard(dashboard).await;
     stop_engine(engine, join).await;
-    code
+    if let Some(s) = demo_server {
+        s.shutdown().await;
+    }
+    match result {
+        Ok(()) => exit::COMPLETED,
+        Err(e) => fail(&format!("dashboard: {e:#}"), exit::CONNECTION),
+    }
+}
+
+/// A newcomer's first screen: a few tasks that show progress, input and a tool error.
+async fn start_demo_tasks(engine: &crate::engine::EngineHandle, server: &ServerId) {
+    let calls = [
+        ("render_report", serde_json::json!({ "pages": 40 })),
+        ("import_rows", serde_json::json!({ "count": 50000 })),
+        ("deploy", serde_json::json!({ "service": "billing", "env": "staging" })),
+        ("lint", serde_json::json!({ "repo": "taskrail" })),
+    ];
+    for (i, (tool, arguments)) in calls.into_iter().enumerate() {
+        // Call ids far from the dashboard's own counter.
+        let call_id = 1_000_000 + i as u64;
+        engine
+            .send(EngineCommand::CallTool { server: server.clone(), call_id, tool: tool.into(), arguments, parent_task: None })
+            .await;
+    }
+}
+
+/// The dashboard's timeline view, read from the ledger.
+struct LedgerTimeline(LedgerHandle);
+
+impl crate::app::TimelineSource for LedgerTimeline {
+    fn timeline(&self, server: &ServerId, task_id: &str) -> futures::future::BoxFuture<'static, anyhow::Result<Vec<crate::state::TimelineEntry>>> {
+        let ledger = self.0.clone();
+        let (server, id) = (server.0.clone(), task_id.to_string());
+        Box::pin(async move {
+            let events = ledger.call(move |l| l.timeline(&server, &id)).await?;
+            Ok(events
+                .into_iter()
+                .map(|e| crate::state::TimelineEntry {
+                    at: e.at,
+                    kind: e.kind.as_str().to_string(),
+                    latency_ms: e.latency_ms,
+                    detail: if e.detail.as_object().is_some_and(|o| o.is_empty()) { String::new() } else { e.detail.to_string() },
+                })
+                .collect())
+        })
+    }
 }
