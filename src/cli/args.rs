@@ -18,7 +18,11 @@ pub mod exit {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "taskrail", version, about = "Watch MCP tasks live, answer their input requests, cancel them by keypress.")]
+#[command(
+    name = "taskrail",
+    version,
+    about = "Watch MCP tasks live, answer their input requests, cancel them by keypress."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

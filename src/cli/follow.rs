@@ -105,7 +105,11 @@ impl Follower {
         if self.targets.values().any(|t| t.exit.is_none()) {
             return None;
         }
-        self.order.iter().filter_map(|k| self.targets[k].exit).find(|c| *c != 0).or(Some(0))
+        self.order
+            .iter()
+            .filter_map(|k| self.targets[k].exit)
+            .find(|c| *c != 0)
+            .or(Some(0))
     }
 
     /// Run until every target ended (or Ctrl-C). Returns the exit code.
@@ -155,14 +159,22 @@ impl Follower {
     }
 
     fn detach_message(&self) {
-        let open: Vec<_> = self.order.iter().filter(|k| self.targets[*k].exit.is_none()).collect();
+        let open: Vec<_> = self
+            .order
+            .iter()
+            .filter(|k| self.targets[*k].exit.is_none())
+            .collect();
         if open.is_empty() {
             eprintln!("interrupted");
             return;
         }
         for (server, id) in open {
             eprintln!("detached: task {id} keeps running on {server}");
-            eprintln!("resume with: taskrail watch --server {} {}", shell_quote(server.as_str()), shell_quote(id));
+            eprintln!(
+                "resume with: taskrail watch --server {} {}",
+                shell_quote(server.as_str()),
+                shell_quote(id)
+            );
         }
     }
 
@@ -181,13 +193,25 @@ impl Follower {
                 }
                 eprintln!("{server}: {reason}");
             }
-            EngineEvent::Reconnecting { server, attempt, retry_in } => {
-                eprintln!("{server}: retrying in {:.1} s (attempt {attempt})", retry_in.as_secs_f64());
+            EngineEvent::Reconnecting {
+                server,
+                attempt,
+                retry_in,
+            } => {
+                eprintln!(
+                    "{server}: retrying in {:.1} s (attempt {attempt})",
+                    retry_in.as_secs_f64()
+                );
             }
             EngineEvent::PushChanged { server, push } => {
                 tracing::debug!(%server, push, "push changed");
             }
-            EngineEvent::CallFinished { server, call_id, tool, result } => {
+            EngineEvent::CallFinished {
+                server,
+                call_id,
+                tool,
+                result,
+            } => {
                 if !self.calls.remove(&(server.clone(), call_id)) {
                     return None;
                 }
@@ -209,8 +233,15 @@ impl Follower {
                     }
                     CallResult::Plain { result } => {
                         print_json(&result);
-                        let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-                        self.plain_exit = Some(if is_error { exit::TOOL_ERROR } else { exit::COMPLETED });
+                        let is_error = result
+                            .get("isError")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false);
+                        self.plain_exit = Some(if is_error {
+                            exit::TOOL_ERROR
+                        } else {
+                            exit::COMPLETED
+                        });
                     }
                     CallResult::Error { message } => {
                         eprintln!("error: {tool}: {}", sanitize_line(&message, 500));
@@ -218,7 +249,12 @@ impl Follower {
                     }
                 }
             }
-            EngineEvent::TaskUpdated { server, task, source, .. } => {
+            EngineEvent::TaskUpdated {
+                server,
+                task,
+                source,
+                ..
+            } => {
                 let key = (server.clone(), task.task_id.clone());
                 if !self.targets.contains_key(&key) {
                     if self.calls.iter().any(|(s, _)| *s == server) {
@@ -230,21 +266,28 @@ impl Follower {
                 }
                 let target = self.targets.get_mut(&key)?;
                 let changed = target.last.as_ref().is_none_or(|l| !l.same_state(&task));
-                let line_changed = target.last.as_ref().is_none_or(|l| status_line(l) != status_line(&task));
+                let line_changed = target
+                    .last
+                    .as_ref()
+                    .is_none_or(|l| status_line(l) != status_line(&task));
                 target.last = Some(task.clone());
                 match self.mode {
-                    Mode::Watch { json: true } if changed => print_json(&task_line(server.as_str(), &task, source)),
+                    Mode::Watch { json: true } if changed => {
+                        print_json(&task_line(server.as_str(), &task, source))
+                    }
                     Mode::Watch { json: true } => {}
                     _ if line_changed => self.status(&status_line(&task)),
                     _ => {}
                 }
                 if task.status.is_terminal() && self.targets[&key].exit.is_none() {
-                    let needs_payload = matches!(task.status, TaskStatus::Completed | TaskStatus::Failed)
-                        && task.result.is_none()
-                        && task.error.is_none();
+                    let needs_payload =
+                        matches!(task.status, TaskStatus::Completed | TaskStatus::Failed)
+                            && task.result.is_none()
+                            && task.error.is_none();
                     let target = self.targets.get_mut(&key)?;
                     if needs_payload && target.awaiting_payload.is_none() {
-                        target.awaiting_payload = Some(tokio::time::Instant::now() + Duration::from_secs(10));
+                        target.awaiting_payload =
+                            Some(tokio::time::Instant::now() + Duration::from_secs(10));
                     } else if !needs_payload {
                         target.awaiting_payload = None;
                         self.conclude(&key);
@@ -257,17 +300,35 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!("task {} is unknown to {server} (expired or never existed)", short_id(&task_id));
+                    eprintln!(
+                        "task {} is unknown to {server} (expired or never existed)",
+                        short_id(&task_id)
+                    );
                 }
             }
-            EngineEvent::InputRequested { server, task_id, key, request } => {
+            EngineEvent::InputRequested {
+                server,
+                task_id,
+                key,
+                request,
+            } => {
                 let tkey = (server.clone(), task_id.clone());
-                let Some(target) = self.targets.get_mut(&tkey) else { return None };
+                let target = self.targets.get_mut(&tkey)?;
                 target.pending_keys.push(key.clone());
-                let message = request.message().map(|m| sanitize_line(m, 500)).unwrap_or_default();
-                eprintln!("input requested for task {} ({}): {message}", short_id(&task_id), request.method);
+                let message = request
+                    .message()
+                    .map(|m| sanitize_line(m, 500))
+                    .unwrap_or_default();
+                eprintln!(
+                    "input requested for task {} ({}): {message}",
+                    short_id(&task_id),
+                    request.method
+                );
                 eprintln!("  key: {key}");
-                eprintln!("  request: {}", serde_json::to_string(&request).unwrap_or_default());
+                eprintln!(
+                    "  request: {}",
+                    serde_json::to_string(&request).unwrap_or_default()
+                );
                 eprintln!(
                     "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
                     shell_quote(server.as_str()),
@@ -277,12 +338,24 @@ impl Follower {
                 eprintln!("  or type the response JSON on this program's input");
             }
             EngineEvent::InputKeyReused { task_id, key, .. } => {
-                eprintln!("warning: task {} reused input key {key} for a different request", short_id(&task_id));
+                eprintln!(
+                    "warning: task {} reused input key {key} for a different request",
+                    short_id(&task_id)
+                );
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                eprintln!("answer sent for task {}: {}", short_id(&task_id), keys.join(", "));
+                eprintln!(
+                    "answer sent for task {}: {}",
+                    short_id(&task_id),
+                    keys.join(", ")
+                );
             }
-            EngineEvent::AnswerFailed { server, task_id, keys, error } => {
+            EngineEvent::AnswerFailed {
+                server,
+                task_id,
+                keys,
+                error,
+            } => {
                 // Released: the keys may be answered again.
                 if let Some(t) = self.targets.get_mut(&(server, task_id.clone())) {
                     for k in keys {
@@ -291,24 +364,54 @@ impl Follower {
                         }
                     }
                 }
-                eprintln!("answer failed for task {}: {}", short_id(&task_id), sanitize_line(&error, 300));
+                eprintln!(
+                    "answer failed for task {}: {}",
+                    short_id(&task_id),
+                    sanitize_line(&error, 300)
+                );
             }
-            EngineEvent::CancelSent { task_id, .. } => eprintln!("cancel requested for task {}", short_id(&task_id)),
+            EngineEvent::CancelSent { task_id, .. } => {
+                eprintln!("cancel requested for task {}", short_id(&task_id))
+            }
             EngineEvent::CancelFailed { task_id, error, .. } => {
-                eprintln!("cancel failed for task {}: {}", short_id(&task_id), sanitize_line(&error, 300))
+                eprintln!(
+                    "cancel failed for task {}: {}",
+                    short_id(&task_id),
+                    sanitize_line(&error, 300)
+                )
             }
             EngineEvent::Notice { text, .. } => eprintln!("{}", sanitize_line(&text, 500)),
-            EngineEvent::Progress { task_id, progress, total, .. } => {
+            EngineEvent::Progress {
+                task_id,
+                progress,
+                total,
+                ..
+            } => {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
-                self.status(&format!("{} progress {progress}{total}", short_id(&task_id)));
+                self.status(&format!(
+                    "{} progress {progress}{total}",
+                    short_id(&task_id)
+                ));
             }
-            EngineEvent::TaskKnown { server, task_id, last, expired, .. } => {
+            EngineEvent::TaskKnown {
+                server,
+                task_id,
+                last,
+                expired,
+                ..
+            } => {
                 // What the ledger already knows: a tombstone or a finished task ends here.
                 if expired {
-                    return Box::pin(self.on_event(EngineEvent::TaskExpired { server, task_id })).await;
+                    return Box::pin(self.on_event(EngineEvent::TaskExpired { server, task_id }))
+                        .await;
                 }
                 if let Some(task) = last.filter(|t| t.status.is_terminal()) {
-                    let ev = EngineEvent::TaskUpdated { server, task, source: crate::engine::UpdateSource::Poll, latency_ms: None };
+                    let ev = EngineEvent::TaskUpdated {
+                        server,
+                        task,
+                        source: crate::engine::UpdateSource::Poll,
+                        latency_ms: None,
+                    };
                     return Box::pin(self.on_event(ev)).await;
                 }
             }
@@ -319,17 +422,25 @@ impl Follower {
 
     /// A terminal task (with its payload, or after waiting for it): print and record its code.
     fn conclude(&mut self, key: &(ServerId, String)) {
-        let Some(target) = self.targets.get_mut(key) else { return };
+        let Some(target) = self.targets.get_mut(key) else {
+            return;
+        };
         if target.exit.is_some() {
             return;
         }
-        let Some(task) = target.last.clone() else { return };
+        let Some(task) = target.last.clone() else {
+            return;
+        };
         target.exit = Some(exit_code(&task));
         if let Mode::Call { .. } = self.mode {
             match (&task.result, &task.error) {
                 (Some(r), _) => print_json(r),
                 (None, Some(e)) => print_json(&serde_json::to_value(e).unwrap_or(Value::Null)),
-                (None, None) => print_json(&task_line(key.0.as_str(), &task, crate::engine::UpdateSource::Poll)),
+                (None, None) => print_json(&task_line(
+                    key.0.as_str(),
+                    &task,
+                    crate::engine::UpdateSource::Poll,
+                )),
             }
         }
     }
@@ -369,7 +480,13 @@ impl Follower {
         };
         let mut responses = BTreeMap::new();
         responses.insert(key, normalize_response(json));
-        self.engine.send(EngineCommand::Answer { server, task_id, responses }).await;
+        self.engine
+            .send(EngineCommand::Answer {
+                server,
+                task_id,
+                responses,
+            })
+            .await;
     }
 }
 

@@ -21,12 +21,26 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
         return exit::COMPLETED;
     }
     if records.is_empty() {
-        println!("no tasks{}", if all { "" } else { " in progress (use --all for finished ones)" });
+        println!(
+            "no tasks{}",
+            if all {
+                ""
+            } else {
+                " in progress (use --all for finished ones)"
+            }
+        );
         return exit::COMPLETED;
     }
-    println!("{:<10} {:<16} {:<20} {:<24} SERVER", "TASK", "STATUS", "TOOL", "RECORDED");
+    println!(
+        "{:<10} {:<16} {:<20} {:<24} SERVER",
+        "TASK", "STATUS", "TOOL", "RECORDED"
+    );
     for r in &records {
-        let status = if r.expired { "expired".to_string() } else { r.status.clone() };
+        let status = if r.expired {
+            "expired".to_string()
+        } else {
+            r.status.clone()
+        };
         println!(
             "{:<10} {:<16} {:<20} {:<24} {}",
             short_id(&r.task_id),
@@ -47,8 +61,21 @@ pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
     };
     let rec = match found.as_slice() {
         [one] => one.clone(),
-        [] => return fail(&format!("no task in the ledger starts with {prefix:?}"), exit::UNKNOWN_TASK),
-        _ => return fail(&format!("{} tasks start with {prefix:?}: give more of the id", found.len()), exit::USAGE),
+        [] => {
+            return fail(
+                &format!("no task in the ledger starts with {prefix:?}"),
+                exit::UNKNOWN_TASK,
+            );
+        }
+        _ => {
+            return fail(
+                &format!(
+                    "{} tasks start with {prefix:?}: give more of the id",
+                    found.len()
+                ),
+                exit::USAGE,
+            );
+        }
     };
     let (server, id) = (rec.server.clone(), rec.task_id.clone());
     let events = match ctx.ledger_call(move |l| l.timeline(&server, &id)).await {
@@ -62,11 +89,23 @@ pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
         }
         return exit::COMPLETED;
     }
-    println!("task {} on {}", rec.task_id, sanitize_line(&rec.server, 100));
+    println!(
+        "task {} on {}",
+        rec.task_id,
+        sanitize_line(&rec.server, 100)
+    );
     for e in &events {
         let latency = e.latency_ms.map(|l| format!(" {l} ms")).unwrap_or_default();
-        let detail = if e.detail.as_object().is_some_and(|o| o.is_empty()) { String::new() } else { sanitize_line(&e.detail.to_string(), 120) };
-        println!("{}  {:<16}{latency:>8}  {detail}", e.at.format("%Y-%m-%d %H:%M:%S%.3f"), e.kind.as_str());
+        let detail = if e.detail.as_object().is_some_and(|o| o.is_empty()) {
+            String::new()
+        } else {
+            sanitize_line(&e.detail.to_string(), 120)
+        };
+        println!(
+            "{}  {:<16}{latency:>8}  {detail}",
+            e.at.format("%Y-%m-%d %H:%M:%S%.3f"),
+            e.kind.as_str()
+        );
     }
     exit::COMPLETED
 }

@@ -39,11 +39,19 @@ pub struct Context {
 
 impl Context {
     pub fn new(cli: &Cli) -> Self {
-        Self { global: cli.global.clone(), servers: cli.servers.clone(), read_only: cli.global.read_only, ledger: OnceCell::new() }
+        Self {
+            global: cli.global.clone(),
+            servers: cli.servers.clone(),
+            read_only: cli.global.read_only,
+            ledger: OnceCell::new(),
+        }
     }
 
     pub fn connect_options(&self) -> Result<ConnectOptions, u8> {
-        let mut opts = ConnectOptions { request_timeout: Duration::from_secs(self.global.timeout.max(1)), ..Default::default() };
+        let mut opts = ConnectOptions {
+            request_timeout: Duration::from_secs(self.global.timeout.max(1)),
+            ..Default::default()
+        };
         for h in &self.global.headers {
             match ConnectOptions::parse_header(h) {
                 Ok(pair) => opts.headers.push(pair),
@@ -63,17 +71,27 @@ impl Context {
     fn single(&self) -> Result<ServerSpec, u8> {
         match self.servers.as_slice() {
             [one] => self.spec(one),
-            [] => Err(fail("this command needs --server URL (or --server stdio:<command>)", exit::USAGE)),
+            [] => Err(fail(
+                "this command needs --server URL (or --server stdio:<command>)",
+                exit::USAGE,
+            )),
             _ => Err(fail("this command takes exactly one --server", exit::USAGE)),
         }
     }
 
     /// Connect to the one `--server`.
-    pub async fn connect(&self) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
+    pub async fn connect(
+        &self,
+    ) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
         let spec = self.single()?;
         McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
-            .map_err(|e| fail(&format!("cannot connect to {}: {e}", spec.id), exit::CONNECTION))
+            .map_err(|e| {
+                fail(
+                    &format!("cannot connect to {}: {e}", spec.id),
+                    exit::CONNECTION,
+                )
+            })
     }
 
     /// The ledger, opened (and pruned of old finished tasks) on first use.
@@ -82,9 +100,15 @@ impl Context {
             .get_or_try_init(|| async {
                 let path = match &self.global.db {
                     Some(p) => p.clone(),
-                    None => Ledger::default_path().map_err(|e| fail(&format!("ledger location: {e:#}"), exit::CONNECTION))?,
+                    None => Ledger::default_path()
+                        .map_err(|e| fail(&format!("ledger location: {e:#}"), exit::CONNECTION))?,
                 };
-                let ledger = Ledger::open(&path).map_err(|e| fail(&format!("cannot open the ledger {}: {e:#}", path.display()), exit::CONNECTION))?;
+                let ledger = Ledger::open(&path).map_err(|e| {
+                    fail(
+                        &format!("cannot open the ledger {}: {e:#}", path.display()),
+                        exit::CONNECTION,
+                    )
+                })?;
                 let handle = LedgerHandle::spawn(ledger);
                 if let Err(e) = handle.call(|l| l.prune(DEFAULT_RETENTION)).await {
                     tracing::warn!("pruning the ledger failed: {e:#}");
@@ -95,13 +119,23 @@ impl Context {
             .cloned()
     }
 
-    pub async fn ledger_call<R: Send + 'static>(&self, f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static) -> Result<R, u8> {
+    pub async fn ledger_call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static,
+    ) -> Result<R, u8> {
         let ledger = self.ledger().await?;
-        ledger.call(f).await.map_err(|e| fail(&format!("ledger: {e:#}"), exit::CONNECTION))
+        ledger
+            .call(f)
+            .await
+            .map_err(|e| fail(&format!("ledger: {e:#}"), exit::CONNECTION))
     }
 
     /// Record something about `client`'s server in the ledger; failures are reported, not fatal.
-    pub async fn record(&self, client: &McpClient, f: impl FnOnce(&Ledger, &str) -> anyhow::Result<()> + Send + 'static) {
+    pub async fn record(
+        &self,
+        client: &McpClient,
+        f: impl FnOnce(&Ledger, &str) -> anyhow::Result<()> + Send + 'static,
+    ) {
         let server = client.endpoint().identity();
         if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
             tracing::warn!("ledger write failed ({code})");
@@ -109,7 +143,11 @@ impl Context {
     }
 
     fn engine_config(&self) -> EngineConfig {
-        EngineConfig { poll_floor: Duration::from_millis(self.global.poll_floor.max(10)), no_push: self.global.no_push, ..Default::default() }
+        EngineConfig {
+            poll_floor: Duration::from_millis(self.global.poll_floor.max(10)),
+            no_push: self.global.no_push,
+            ..Default::default()
+        }
     }
 }
 
@@ -117,14 +155,26 @@ impl Context {
 fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let path = match &global.log_file {
         Some(p) => p.clone(),
-        None => directories::ProjectDirs::from("", "", "taskrail")?.data_dir().join("taskrail.log"),
+        None => directories::ProjectDirs::from("", "", "taskrail")?
+            .data_dir()
+            .join("taskrail.log"),
     };
     let dir = path.parent()?;
     std::fs::create_dir_all(dir).ok()?;
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(&path).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
     let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL").unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
+        .unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
     Some(guard)
 }
 
@@ -133,9 +183,17 @@ pub fn main() -> ExitCode {
     crate::mcp::http::install_crypto_provider();
     let cli = Cli::parse();
     let _guard = init_logging(&cli.global);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
-        Err(e) => return ExitCode::from(fail(&format!("cannot start the runtime: {e}"), exit::CONNECTION)),
+        Err(e) => {
+            return ExitCode::from(fail(
+                &format!("cannot start the runtime: {e}"),
+                exit::CONNECTION,
+            ));
+        }
     };
     let code = runtime.block_on(run(cli));
     runtime.shutdown_timeout(Duration::from_millis(500));
@@ -149,7 +207,11 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
         Some(Command::Get { task_id }) => oneshot::get(&ctx, &task_id).await,
         Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
-        Some(Command::Answer { task_id, key, response }) => oneshot::answer(&ctx, &task_id, &key, &response).await,
+        Some(Command::Answer {
+            task_id,
+            key,
+            response,
+        }) => oneshot::answer(&ctx, &task_id, &key, &response).await,
         Some(Command::Cancel { task_id }) => oneshot::cancel(&ctx, &task_id).await,
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
@@ -185,7 +247,13 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
     let mut follower = Follower::new(engine.clone(), Mode::Call { detach });
     follower.expect_call(server.clone(), 1);
     engine
-        .send(EngineCommand::CallTool { server, call_id: 1, tool: tool.to_string(), arguments, parent_task: None })
+        .send(EngineCommand::CallTool {
+            server,
+            call_id: 1,
+            tool: tool.to_string(),
+            arguments,
+            parent_task: None,
+        })
         .await;
     let code = follower.run(events).await;
     stop_engine(engine, join).await;
@@ -204,15 +272,24 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             Ok(r) => r,
             Err(code) => return code,
         };
-        let only: Option<Vec<String>> = (!ctx.servers.is_empty())
-            .then(|| ctx.servers.iter().filter_map(|s| Endpoint::parse(s).ok()).map(|e| e.identity()).collect());
+        let only: Option<Vec<String>> = (!ctx.servers.is_empty()).then(|| {
+            ctx.servers
+                .iter()
+                .filter_map(|s| Endpoint::parse(s).ok())
+                .map(|e| e.identity())
+                .collect()
+        });
         for rec in records {
             if only.as_ref().is_some_and(|o| !o.contains(&rec.server)) {
                 continue;
             }
             match ctx.spec(&rec.server) {
                 Ok(spec) => targets.push((spec, rec.task_id)),
-                Err(_) => eprintln!("skipping task {} of {}: not a server address taskrail can reach again", crate::ledger::short_id(&rec.task_id), rec.server),
+                Err(_) => eprintln!(
+                    "skipping task {} of {}: not a server address taskrail can reach again",
+                    crate::ledger::short_id(&rec.task_id),
+                    rec.server
+                ),
             }
         }
         if targets.is_empty() {
@@ -230,11 +307,20 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
     for (spec, _) in &targets {
         specs.entry(spec.id.clone()).or_insert_with(|| spec.clone());
     }
-    let (engine, events, join) = spawn_engine(specs.into_values().collect(), Some(ledger), ctx.engine_config());
+    let (engine, events, join) = spawn_engine(
+        specs.into_values().collect(),
+        Some(ledger),
+        ctx.engine_config(),
+    );
     let mut follower = Follower::new(engine.clone(), Mode::Watch { json });
     for (spec, id) in targets {
         follower.add_target(spec.id.clone(), id.clone());
-        engine.send(EngineCommand::Track { server: spec.id, task_id: id }).await;
+        engine
+            .send(EngineCommand::Track {
+                server: spec.id,
+                task_id: id,
+            })
+            .await;
     }
     let code = follower.run(events).await;
     stop_engine(engine, join).await;
@@ -257,16 +343,26 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
     if demo {
         match crate::demo::DemoServer::start(crate::demo::DemoOptions::default()).await {
             Ok(server) => {
-                let endpoint = Endpoint::Http { url: server.url.clone() };
+                let endpoint = Endpoint::Http {
+                    url: server.url.clone(),
+                };
                 let options = match ctx.connect_options() {
                     Ok(o) => o,
                     Err(code) => return code,
                 };
                 // A stable name: the demo server's port changes on every start.
-                specs.push(ServerSpec { id: ServerId("demo".into()), ..ServerSpec::new(endpoint, options) });
+                specs.push(ServerSpec {
+                    id: ServerId("demo".into()),
+                    ..ServerSpec::new(endpoint, options)
+                });
                 demo_server = Some(server);
             }
-            Err(e) => return fail(&format!("cannot start the demo server: {e:#}"), exit::CONNECTION),
+            Err(e) => {
+                return fail(
+                    &format!("cannot start the demo server: {e:#}"),
+                    exit::CONNECTION,
+                );
+            }
         }
     } else {
         for s in &ctx.servers {
@@ -277,7 +373,11 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
         }
     }
     let servers: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
-    let config = EngineConfig { resume: true, history: true, ..ctx.engine_config() };
+    let config = EngineConfig {
+        resume: true,
+        history: true,
+        ..ctx.engine_config()
+    };
     let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);
     if demo {
         start_demo_tasks(&engine, &servers[0]).await;
@@ -305,14 +405,23 @@ async fn start_demo_tasks(engine: &crate::engine::EngineHandle, server: &ServerI
     let calls = [
         ("render_report", serde_json::json!({ "pages": 40 })),
         ("import_rows", serde_json::json!({ "count": 50000 })),
-        ("deploy", serde_json::json!({ "service": "billing", "env": "staging" })),
+        (
+            "deploy",
+            serde_json::json!({ "service": "billing", "env": "staging" }),
+        ),
         ("lint", serde_json::json!({ "repo": "taskrail" })),
     ];
     for (i, (tool, arguments)) in calls.into_iter().enumerate() {
         // Call ids far from the dashboard's own counter.
         let call_id = 1_000_000 + i as u64;
         engine
-            .send(EngineCommand::CallTool { server: server.clone(), call_id, tool: tool.into(), arguments, parent_task: None })
+            .send(EngineCommand::CallTool {
+                server: server.clone(),
+                call_id,
+                tool: tool.into(),
+                arguments,
+                parent_task: None,
+            })
             .await;
     }
 }
@@ -321,7 +430,11 @@ async fn start_demo_tasks(engine: &crate::engine::EngineHandle, server: &ServerI
 struct LedgerTimeline(LedgerHandle);
 
 impl crate::app::TimelineSource for LedgerTimeline {
-    fn timeline(&self, server: &ServerId, task_id: &str) -> futures::future::BoxFuture<'static, anyhow::Result<Vec<crate::state::TimelineEntry>>> {
+    fn timeline(
+        &self,
+        server: &ServerId,
+        task_id: &str,
+    ) -> futures::future::BoxFuture<'static, anyhow::Result<Vec<crate::state::TimelineEntry>>> {
         let ledger = self.0.clone();
         let (server, id) = (server.0.clone(), task_id.to_string());
         Box::pin(async move {
@@ -332,7 +445,11 @@ impl crate::app::TimelineSource for LedgerTimeline {
                     at: e.at,
                     kind: e.kind.as_str().to_string(),
                     latency_ms: e.latency_ms,
-                    detail: if e.detail.as_object().is_some_and(|o| o.is_empty()) { String::new() } else { e.detail.to_string() },
+                    detail: if e.detail.as_object().is_some_and(|o| o.is_empty()) {
+                        String::new()
+                    } else {
+                        e.detail.to_string()
+                    },
                 })
                 .collect())
         })

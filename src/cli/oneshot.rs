@@ -30,11 +30,22 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
         Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
     };
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&tools).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&tools).unwrap_or_default()
+        );
     } else {
         for t in &tools {
-            let desc = t.description.as_deref().map(|d| sanitize_line(d, 80)).unwrap_or_default();
-            let hint = t.task_support.as_deref().map(|s| format!(" [task: {s}]")).unwrap_or_default();
+            let desc = t
+                .description
+                .as_deref()
+                .map(|d| sanitize_line(d, 80))
+                .unwrap_or_default();
+            let hint = t
+                .task_support
+                .as_deref()
+                .map(|s| format!(" [task: {s}]"))
+                .unwrap_or_default();
             println!("{:<24} {desc}{hint}", sanitize_line(&t.name, 24));
         }
     }
@@ -52,12 +63,18 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
             let (era, id, snap) = (client.era(), task_id.to_string(), task.clone());
             ctx.record(&client, move |l, server| {
                 l.record_tracked(server, Some(era), &id)?;
-                l.record_snapshot(server, &snap, EventKind::Poll, None).map(|_| ())
+                l.record_snapshot(server, &snap, EventKind::Poll, None)
+                    .map(|_| ())
             })
             .await;
-            println!("{}", serde_json::to_string_pretty(&task).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&task).unwrap_or_default()
+            );
             match task.status {
-                TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => exit::TOOL_ERROR,
+                TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => {
+                    exit::TOOL_ERROR
+                }
                 TaskStatus::Failed => exit::FAILED,
                 TaskStatus::Cancelled => exit::CANCELLED,
                 _ => exit::COMPLETED,
@@ -66,7 +83,8 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
         Err(e) => {
             if matches!(e, McpError::TaskNotFound { .. }) {
                 let id = task_id.to_string();
-                ctx.record(&client, move |l, server| l.mark_expired(server, &id)).await;
+                ctx.record(&client, move |l, server| l.mark_expired(server, &id))
+                    .await;
             }
             fail(&format!("tasks/get: {e}"), error_exit(&e))
         }
@@ -78,7 +96,11 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
 /// `tasks/get`, plus the payload a legacy server keeps behind `tasks/result`.
 async fn fetch(client: &McpClient, task_id: &str) -> Result<crate::mcp::Task, McpError> {
     let mut task = client.get_task(task_id).await?;
-    if client.era() == Era::Legacy && task.status.is_terminal() && task.result.is_none() && task.error.is_none() {
+    if client.era() == Era::Legacy
+        && task.status.is_terminal()
+        && task.result.is_none()
+        && task.error.is_none()
+    {
         match client.task_result(task_id).await? {
             Ok(r) => task.result = Some(r),
             Err(e) => task.error = Some(e),
@@ -103,12 +125,22 @@ pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> 
     responses.insert(key.to_string(), response.clone());
     let code = match client.update_task(task_id, &responses).await {
         Ok(()) => {
-            let action = response.get("action").and_then(Value::as_str).unwrap_or("accept").to_string();
+            let action = response
+                .get("action")
+                .and_then(Value::as_str)
+                .unwrap_or("accept")
+                .to_string();
             let (era, id, k) = (client.era(), task_id.to_string(), key.to_string());
             ctx.record(&client, move |l, server| {
                 l.record_tracked(server, Some(era), &id)?;
                 l.mark_answered(server, &id, &k, &action)?;
-                l.record_event(server, &id, EventKind::InputSent, None, &json!({ "key": k, "action": action }))
+                l.record_event(
+                    server,
+                    &id,
+                    EventKind::InputSent,
+                    None,
+                    &json!({ "key": k, "action": action }),
+                )
             })
             .await;
             println!("{}", json!({ "ok": true, "taskId": task_id, "key": key }));

@@ -63,7 +63,9 @@ pub fn normalize_response(v: Value) -> Value {
 
 /// Quote an argument for a shell command the user may copy.
 pub fn shell_quote(s: &str) -> String {
-    shlex::try_quote(s).map(|c| c.into_owned()).unwrap_or_else(|_| format!("'{s}'"))
+    shlex::try_quote(s)
+        .map(|c| c.into_owned())
+        .unwrap_or_else(|_| format!("'{s}'"))
 }
 
 #[cfg(test)]
@@ -72,7 +74,10 @@ mod tests {
 
     #[test]
     fn responses_are_normalised() {
-        assert_eq!(normalize_response(json!({"action":"decline"})), json!({"action":"decline"}));
+        assert_eq!(
+            normalize_response(json!({"action":"decline"})),
+            json!({"action":"decline"})
+        );
         assert_eq!(
             normalize_response(json!({"name":"Ada"})),
             json!({"action":"accept","content":{"name":"Ada"}})
@@ -83,17 +88,32 @@ mod tests {
     fn status_lines_are_sanitized() {
         let t = Task::from_wire(&json!({"taskId":"abcdefghijkl","status":"working","statusMessage":"\u{1b}[2Jpage 1/3\u{7}"})).unwrap();
         let line = status_line(&t);
-        assert!(!line.contains('\u{1b}') && !line.contains('\u{7}'), "{line:?}");
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{7}'),
+            "{line:?}"
+        );
         assert!(line.contains("page 1/3"));
     }
 
     #[test]
     fn json_lines_carry_the_documented_fields() {
-        let t = Task::from_wire(&json!({"taskId":"t","status":"completed","ttlMs":5,"result":{"content":[]}})).unwrap();
+        let t = Task::from_wire(
+            &json!({"taskId":"t","status":"completed","ttlMs":5,"result":{"content":[]}}),
+        )
+        .unwrap();
         let v = task_line("srv", &t, UpdateSource::Resync);
         assert_eq!(v["source"], "poll");
         assert_eq!(v["result"], json!({"content":[]}));
-        for k in ["server", "taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"] {
+        for k in [
+            "server",
+            "taskId",
+            "status",
+            "statusMessage",
+            "createdAt",
+            "lastUpdatedAt",
+            "ttlMs",
+            "pollIntervalMs",
+        ] {
             assert!(v.get(k).is_some(), "missing {k}");
         }
     }

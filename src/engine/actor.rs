@@ -20,18 +20,42 @@ use super::stats::RequestStats;
 use super::tracker::TrackedTask;
 use super::{EngineConfig, ServerSpec};
 use crate::ledger::{EventKind, LedgerHandle, short_id};
-use crate::mcp::{CallOutcome, Era, ErrorObject, McpClient, McpError, ServerPush, Task, TaskStatus, ToolInfo};
+use crate::mcp::{
+    CallOutcome, Era, ErrorObject, McpClient, McpError, ServerPush, Task, TaskStatus, ToolInfo,
+};
 
 type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
 
 /// Results of spawned network calls.
 pub(super) enum Internal {
     Connected(Connected),
-    Polled { task_id: String, observed: u64, result: Result<Task, McpError>, latency_ms: u64, source: UpdateSource },
-    ResultFetched { task_id: String, result: Result<Result<Value, ErrorObject>, McpError> },
-    Called { call_id: u64, tool: String, arguments: Value, parent: Option<String>, result: Result<CallOutcome, McpError> },
-    Answered { task_id: String, responses: BTreeMap<String, Value>, result: Result<(), McpError> },
-    Cancelled { task_id: String, result: Result<Option<Task>, McpError> },
+    Polled {
+        task_id: String,
+        observed: u64,
+        result: Result<Task, McpError>,
+        latency_ms: u64,
+        source: UpdateSource,
+    },
+    ResultFetched {
+        task_id: String,
+        result: Result<Result<Value, ErrorObject>, McpError>,
+    },
+    Called {
+        call_id: u64,
+        tool: String,
+        arguments: Value,
+        parent: Option<String>,
+        result: Result<CallOutcome, McpError>,
+    },
+    Answered {
+        task_id: String,
+        responses: BTreeMap<String, Value>,
+        result: Result<(), McpError>,
+    },
+    Cancelled {
+        task_id: String,
+        result: Result<Option<Task>, McpError>,
+    },
     Tools(Result<Vec<ToolInfo>, McpError>),
     Listen(ListenMsg),
 }
@@ -73,7 +97,12 @@ fn ledger_kind(source: UpdateSource) -> EventKind {
 }
 
 impl ServerActor {
-    pub(super) fn new(spec: ServerSpec, cfg: EngineConfig, ledger: Option<LedgerHandle>, events: mpsc::Sender<EngineEvent>) -> Self {
+    pub(super) fn new(
+        spec: ServerSpec,
+        cfg: EngineConfig,
+        ledger: Option<LedgerHandle>,
+        events: mpsc::Sender<EngineEvent>,
+    ) -> Self {
         let (internal_tx, internal_rx) = mpsc::channel(1024);
         let (listen_ids, _) = watch::channel(BTreeSet::new());
         Self {
@@ -112,16 +141,25 @@ impl ServerActor {
     }
 
     async fn notice(&self, level: NoticeLevel, text: String) {
-        self.emit(EngineEvent::Notice { server: Some(self.id()), level, text }).await;
+        self.emit(EngineEvent::Notice {
+            server: Some(self.id()),
+            level,
+            text,
+        })
+        .await;
     }
 
-    async fn ledger<R: Send + 'static>(&self, f: impl FnOnce(&crate::ledger::Ledger) -> anyhow::Result<R> + Send + 'static) -> Option<R> {
+    async fn ledger<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&crate::ledger::Ledger) -> anyhow::Result<R> + Send + 'static,
+    ) -> Option<R> {
         let ledger = self.ledger.as_ref()?;
         match ledger.call(f).await {
             Ok(r) => Some(r),
             Err(e) => {
                 tracing::warn!("ledger: {e:#}");
-                self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}")).await;
+                self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}"))
+                    .await;
                 None
             }
         }
@@ -135,7 +173,10 @@ impl ServerActor {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            let due = self.schedule.next_due().map(|d| self.backoff_until.map_or(d, |b| d.max(b)));
+            let due = self
+                .schedule
+                .next_due()
+                .map(|d| self.backoff_until.map_or(d, |b| d.max(b)));
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     None | Some(EngineCommand::Shutdown) => break,
@@ -158,7 +199,9 @@ impl ServerActor {
     async fn resume_from_ledger(&mut self) {
         let server = self.spec.id.0.clone();
         let history = self.cfg.history;
-        let Some(records) = self.ledger(move |l| l.list(history)).await else { return };
+        let Some(records) = self.ledger(move |l| l.list(history)).await else {
+            return;
+        };
         for rec in records.into_iter().filter(|r| r.server == server) {
             self.adopt(rec).await;
         }
@@ -167,7 +210,11 @@ impl ServerActor {
 
     /// Start following a ledger record: report it, then poll it unless it is finished.
     async fn adopt(&mut self, rec: crate::ledger::TaskRecord) {
-        let mut tr = TrackedTask { answered: rec.answered_keys.iter().cloned().collect(), expired: rec.expired, ..Default::default() };
+        let mut tr = TrackedTask {
+            answered: rec.answered_keys.iter().cloned().collect(),
+            expired: rec.expired,
+            ..Default::default()
+        };
         if let Some(snap) = &rec.snapshot {
             tr.terminal = snap.status.is_terminal();
             tr.last = Some(snap.clone());
@@ -224,7 +271,11 @@ impl ServerActor {
                 })
                 .await;
                 if !info.tasks {
-                    self.notice(NoticeLevel::Warn, "the server does not offer tasks; calls will return plain results".into()).await;
+                    self.notice(
+                        NoticeLevel::Warn,
+                        "the server does not offer tasks; calls will return plain results".into(),
+                    )
+                    .await;
                 }
                 self.start_push(client, info.era, info.tasks);
                 let now = Instant::now();
@@ -238,12 +289,25 @@ impl ServerActor {
             }
             Err(e) => {
                 self.connect_attempt += 1;
-                let retry_in = backoff(self.connect_attempt, self.cfg.backoff_base, self.cfg.backoff_max);
+                let retry_in = backoff(
+                    self.connect_attempt,
+                    self.cfg.backoff_base,
+                    self.cfg.backoff_max,
+                );
                 let reason = e.to_string();
                 tracing::warn!(server = %self.spec.id, "connect failed: {reason}");
                 self.degraded = true;
-                self.emit(EngineEvent::ServerDegraded { server: self.id(), reason }).await;
-                self.emit(EngineEvent::Reconnecting { server: self.id(), attempt: self.connect_attempt, retry_in }).await;
+                self.emit(EngineEvent::ServerDegraded {
+                    server: self.id(),
+                    reason,
+                })
+                .await;
+                self.emit(EngineEvent::Reconnecting {
+                    server: self.id(),
+                    attempt: self.connect_attempt,
+                    retry_in,
+                })
+                .await;
                 self.start_connect(retry_in);
             }
         }
@@ -269,7 +333,13 @@ impl ServerActor {
         });
         let (base, max) = (self.cfg.backoff_base, self.cfg.backoff_max);
         self.push_task = Some(match era {
-            Era::Modern => tokio::spawn(run_listen(client, self.listen_ids.subscribe(), tx, base, max)),
+            Era::Modern => tokio::spawn(run_listen(
+                client,
+                self.listen_ids.subscribe(),
+                tx,
+                base,
+                max,
+            )),
             Era::Legacy => tokio::spawn(run_legacy_stream(client, tx)),
         });
     }
@@ -296,7 +366,11 @@ impl ServerActor {
 
     async fn refuse_read_only(&self, what: &str) -> bool {
         if self.spec.read_only {
-            self.notice(NoticeLevel::Warn, format!("{what} refused: the server is read-only")).await;
+            self.notice(
+                NoticeLevel::Warn,
+                format!("{what} refused: the server is read-only"),
+            )
+            .await;
         }
         self.spec.read_only
     }
@@ -304,7 +378,10 @@ impl ServerActor {
     async fn on_command(&mut self, cmd: EngineCommand) {
         let needs_connection = matches!(
             cmd,
-            EngineCommand::CallTool { .. } | EngineCommand::Answer { .. } | EngineCommand::Cancel { .. } | EngineCommand::ListTools { .. }
+            EngineCommand::CallTool { .. }
+                | EngineCommand::Answer { .. }
+                | EngineCommand::Cancel { .. }
+                | EngineCommand::ListTools { .. }
         );
         if needs_connection && self.client.is_none() {
             if self.queued.len() < 1024 {
@@ -314,25 +391,57 @@ impl ServerActor {
         }
         match cmd {
             EngineCommand::Track { task_id, .. } => self.track(task_id).await,
-            EngineCommand::CallTool { call_id, tool, arguments, parent_task, .. } => {
+            EngineCommand::CallTool {
+                call_id,
+                tool,
+                arguments,
+                parent_task,
+                ..
+            } => {
                 if self.refuse_read_only("call").await {
-                    let result = CallResult::Error { message: "read-only server".into() };
-                    self.emit(EngineEvent::CallFinished { server: self.id(), call_id, tool, result }).await;
+                    let result = CallResult::Error {
+                        message: "read-only server".into(),
+                    };
+                    self.emit(EngineEvent::CallFinished {
+                        server: self.id(),
+                        call_id,
+                        tool,
+                        result,
+                    })
+                    .await;
                     return;
                 }
                 let Some(client) = self.client.clone() else {
-                    let result = CallResult::Error { message: "not connected".into() };
-                    self.emit(EngineEvent::CallFinished { server: self.id(), call_id, tool, result }).await;
+                    let result = CallResult::Error {
+                        message: "not connected".into(),
+                    };
+                    self.emit(EngineEvent::CallFinished {
+                        server: self.id(),
+                        call_id,
+                        tool,
+                        result,
+                    })
+                    .await;
                     return;
                 };
                 self.stats.request();
                 let tx = self.internal_tx.clone();
                 tokio::spawn(async move {
                     let result = client.call_tool(&tool, arguments.clone(), None).await;
-                    let _ = tx.send(Internal::Called { call_id, tool, arguments, parent: parent_task, result }).await;
+                    let _ = tx
+                        .send(Internal::Called {
+                            call_id,
+                            tool,
+                            arguments,
+                            parent: parent_task,
+                            result,
+                        })
+                        .await;
                 });
             }
-            EngineCommand::Answer { task_id, responses, .. } => self.answer(task_id, responses).await,
+            EngineCommand::Answer {
+                task_id, responses, ..
+            } => self.answer(task_id, responses).await,
             EngineCommand::Cancel { task_id, .. } => self.cancel(task_id).await,
             EngineCommand::Forget { task_id, .. } => {
                 self.tasks.remove(&task_id);
@@ -354,7 +463,8 @@ impl ServerActor {
             }
             EngineCommand::ListTools { .. } => {
                 let Some(client) = self.client.clone() else {
-                    self.notice(NoticeLevel::Warn, "not connected: cannot list tools".into()).await;
+                    self.notice(NoticeLevel::Warn, "not connected: cannot list tools".into())
+                        .await;
                     return;
                 };
                 self.stats.request();
@@ -406,38 +516,77 @@ impl ServerActor {
     async fn answer(&mut self, task_id: String, responses: BTreeMap<String, Value>) {
         let keys: Vec<String> = responses.keys().cloned().collect();
         if self.refuse_read_only("answer").await {
-            self.emit(EngineEvent::AnswerFailed { server: self.id(), task_id, keys, error: "read-only server".into() }).await;
+            self.emit(EngineEvent::AnswerFailed {
+                server: self.id(),
+                task_id,
+                keys,
+                error: "read-only server".into(),
+            })
+            .await;
             return;
         }
         let answered: Vec<String> = self
             .tasks
             .get(&task_id)
-            .map(|t| keys.iter().filter(|k| t.answered.contains(*k)).cloned().collect())
+            .map(|t| {
+                keys.iter()
+                    .filter(|k| t.answered.contains(*k))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         if !answered.is_empty() {
             let error = format!("already answered: {}", answered.join(", "));
-            self.emit(EngineEvent::AnswerFailed { server: self.id(), task_id, keys, error }).await;
+            self.emit(EngineEvent::AnswerFailed {
+                server: self.id(),
+                task_id,
+                keys,
+                error,
+            })
+            .await;
             return;
         }
         let Some(client) = self.client.clone() else {
-            self.emit(EngineEvent::AnswerFailed { server: self.id(), task_id, keys, error: "not connected".into() }).await;
+            self.emit(EngineEvent::AnswerFailed {
+                server: self.id(),
+                task_id,
+                keys,
+                error: "not connected".into(),
+            })
+            .await;
             return;
         };
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
             let result = client.update_task(&task_id, &responses).await;
-            let _ = tx.send(Internal::Answered { task_id, responses, result }).await;
+            let _ = tx
+                .send(Internal::Answered {
+                    task_id,
+                    responses,
+                    result,
+                })
+                .await;
         });
     }
 
     async fn cancel(&mut self, task_id: String) {
         if self.refuse_read_only("cancel").await {
-            self.emit(EngineEvent::CancelFailed { server: self.id(), task_id, error: "read-only server".into() }).await;
+            self.emit(EngineEvent::CancelFailed {
+                server: self.id(),
+                task_id,
+                error: "read-only server".into(),
+            })
+            .await;
             return;
         }
         let Some(client) = self.client.clone() else {
-            self.emit(EngineEvent::CancelFailed { server: self.id(), task_id, error: "not connected".into() }).await;
+            self.emit(EngineEvent::CancelFailed {
+                server: self.id(),
+                task_id,
+                error: "not connected".into(),
+            })
+            .await;
             return;
         };
         if let Some(t) = self.tasks.get_mut(&task_id) {
@@ -447,7 +596,10 @@ impl ServerActor {
             t.cancel_in_flight = true;
         }
         let (server, id) = (self.spec.id.0.clone(), task_id.clone());
-        self.ledger(move |l| l.record_event(&server, &id, EventKind::CancelRequested, None, &json!({}))).await;
+        self.ledger(move |l| {
+            l.record_event(&server, &id, EventKind::CancelRequested, None, &json!({}))
+        })
+        .await;
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
@@ -458,8 +610,12 @@ impl ServerActor {
 
     /// Send one `tasks/get` unless one is already in flight for the task.
     fn start_get(&mut self, task_id: &str, source: UpdateSource) -> bool {
-        let Some(client) = self.client.clone() else { return false };
-        let Some(tr) = self.tasks.get_mut(task_id) else { return false };
+        let Some(client) = self.client.clone() else {
+            return false;
+        };
+        let Some(tr) = self.tasks.get_mut(task_id) else {
+            return false;
+        };
         if tr.poll_in_flight {
             return false;
         }
@@ -474,7 +630,15 @@ impl ServerActor {
             let started = Instant::now();
             let result = client.get_task(&task_id).await;
             let latency_ms = started.elapsed().as_millis() as u64;
-            let _ = tx.send(Internal::Polled { task_id, observed, result, latency_ms, source }).await;
+            let _ = tx
+                .send(Internal::Polled {
+                    task_id,
+                    observed,
+                    result,
+                    latency_ms,
+                    source,
+                })
+                .await;
         });
         true
     }
@@ -486,8 +650,14 @@ impl ServerActor {
         }
         self.backoff_until = None;
         while self.in_flight < self.cfg.max_in_flight {
-            let Some(id) = self.schedule.pop_due(now) else { break };
-            let source = if self.tasks.get(&id).is_some_and(|t| t.last.is_none()) { UpdateSource::Resync } else { UpdateSource::Poll };
+            let Some(id) = self.schedule.pop_due(now) else {
+                break;
+            };
+            let source = if self.tasks.get(&id).is_some_and(|t| t.last.is_none()) {
+                UpdateSource::Resync
+            } else {
+                UpdateSource::Poll
+            };
             if self.client.is_none() {
                 // Reconnecting: try again once connected (on_connected reschedules everything).
                 continue;
@@ -506,10 +676,17 @@ impl ServerActor {
     /// Next poll time for a task after a successful observation.
     fn poll_delay(&self, task_id: &str) -> Duration {
         let tr = self.tasks.get(task_id);
-        let hinted = tr.and_then(|t| t.last.as_ref()).and_then(|t| t.poll_interval_ms).map(Duration::from_millis);
+        let hinted = tr
+            .and_then(|t| t.last.as_ref())
+            .and_then(|t| t.poll_interval_ms)
+            .map(Duration::from_millis);
         let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
         let base = hinted.unwrap_or(self.cfg.default_poll).max(floor);
-        let base = if tr.is_some_and(|t| t.pushed) { base.max(self.cfg.safety_poll) } else { base };
+        let base = if tr.is_some_and(|t| t.pushed) {
+            base.max(self.cfg.safety_poll)
+        } else {
+            base
+        };
         // Jitter only ever adds, so the rate never exceeds one request per interval.
         base + base.mul_f64(fastrand::f64() * 0.1)
     }
@@ -517,27 +694,66 @@ impl ServerActor {
     async fn on_internal(&mut self, msg: Internal) {
         match msg {
             Internal::Connected(r) => self.on_connected(r).await,
-            Internal::Polled { task_id, observed, result, latency_ms, source } => {
+            Internal::Polled {
+                task_id,
+                observed,
+                result,
+                latency_ms,
+                source,
+            } => {
                 self.in_flight = self.in_flight.saturating_sub(1);
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.poll_in_flight = false;
                 }
-                self.on_polled(task_id, observed, result, latency_ms, source).await;
-                if self.backoff_until.is_some_and(|b| b <= Instant::now() + Duration::from_millis(20)) {
+                self.on_polled(task_id, observed, result, latency_ms, source)
+                    .await;
+                if self
+                    .backoff_until
+                    .is_some_and(|b| b <= Instant::now() + Duration::from_millis(20))
+                {
                     self.backoff_until = None;
                 }
             }
             Internal::ResultFetched { task_id, result } => self.on_result(task_id, result).await,
-            Internal::Called { call_id, tool, arguments, parent, result } => self.on_called(call_id, tool, arguments, parent, result).await,
-            Internal::Answered { task_id, responses, result } => self.on_answered(task_id, responses, result).await,
+            Internal::Called {
+                call_id,
+                tool,
+                arguments,
+                parent,
+                result,
+            } => {
+                self.on_called(call_id, tool, arguments, parent, result)
+                    .await
+            }
+            Internal::Answered {
+                task_id,
+                responses,
+                result,
+            } => self.on_answered(task_id, responses, result).await,
             Internal::Cancelled { task_id, result } => self.on_cancelled(task_id, result).await,
-            Internal::Tools(Ok(tools)) => self.emit(EngineEvent::ToolsListed { server: self.id(), tools }).await,
-            Internal::Tools(Err(e)) => self.notice(NoticeLevel::Error, format!("tools/list failed: {e}")).await,
+            Internal::Tools(Ok(tools)) => {
+                self.emit(EngineEvent::ToolsListed {
+                    server: self.id(),
+                    tools,
+                })
+                .await
+            }
+            Internal::Tools(Err(e)) => {
+                self.notice(NoticeLevel::Error, format!("tools/list failed: {e}"))
+                    .await
+            }
             Internal::Listen(m) => self.on_listen(m).await,
         }
     }
 
-    async fn on_polled(&mut self, task_id: String, observed: u64, result: Result<Task, McpError>, latency_ms: u64, source: UpdateSource) {
+    async fn on_polled(
+        &mut self,
+        task_id: String,
+        observed: u64,
+        result: Result<Task, McpError>,
+        latency_ms: u64,
+        source: UpdateSource,
+    ) {
         if !self.tasks.contains_key(&task_id) {
             return;
         }
@@ -548,7 +764,13 @@ impl ServerActor {
                     self.degraded = false;
                     if let Some(c) = &self.client {
                         let info = c.info();
-                        self.emit(EngineEvent::ServerConnected { server: self.id(), era: info.era, push: self.push_on, server_name: info.name }).await;
+                        self.emit(EngineEvent::ServerConnected {
+                            server: self.id(),
+                            era: info.era,
+                            push: self.push_on,
+                            server_name: info.name,
+                        })
+                        .await;
                     }
                 }
                 if let Some(t) = self.tasks.get_mut(&task_id) {
@@ -568,7 +790,10 @@ impl ServerActor {
     }
 
     fn reschedule(&mut self, task_id: &str) {
-        let follow = self.tasks.get(task_id).is_some_and(|t| !t.terminal && !t.expired);
+        let follow = self
+            .tasks
+            .get(task_id)
+            .is_some_and(|t| !t.terminal && !t.expired);
         if follow {
             let due = Instant::now() + self.poll_delay(task_id);
             self.schedule.set(task_id, due);
@@ -586,12 +811,19 @@ impl ServerActor {
             }
             None => 1,
         };
-        let mut delay = backoff(attempts, self.cfg.backoff_base, self.cfg.backoff_max).max(self.poll_delay(task_id));
+        let mut delay = backoff(attempts, self.cfg.backoff_base, self.cfg.backoff_max)
+            .max(self.poll_delay(task_id));
         if let Some(ra) = e.retry_after() {
             delay = delay.max(ra);
             self.backoff_until = Some(Instant::now() + ra);
         }
-        if matches!(e, McpError::Http { status: 401 | 403, .. }) {
+        if matches!(
+            e,
+            McpError::Http {
+                status: 401 | 403,
+                ..
+            }
+        ) {
             // Credentials will not fix themselves: back off hard, no retry storm.
             delay = delay.max(Duration::from_secs(60));
             self.backoff_until = Some(Instant::now() + Duration::from_secs(60));
@@ -601,7 +833,11 @@ impl ServerActor {
         }
         if !self.degraded {
             self.degraded = true;
-            self.emit(EngineEvent::ServerDegraded { server: self.id(), reason: e.to_string() }).await;
+            self.emit(EngineEvent::ServerDegraded {
+                server: self.id(),
+                reason: e.to_string(),
+            })
+            .await;
         }
         tracing::debug!(server = %self.spec.id, task = %short_id(task_id), "tasks/get failed: {e}");
         self.schedule.set(task_id, Instant::now() + delay);
@@ -612,8 +848,17 @@ impl ServerActor {
             self.push_rx = None;
             self.transport_failures = 0;
             self.connect_attempt += 1;
-            let retry_in = backoff(self.connect_attempt, self.cfg.backoff_base, self.cfg.backoff_max);
-            self.emit(EngineEvent::Reconnecting { server: self.id(), attempt: self.connect_attempt, retry_in }).await;
+            let retry_in = backoff(
+                self.connect_attempt,
+                self.cfg.backoff_base,
+                self.cfg.backoff_max,
+            );
+            self.emit(EngineEvent::Reconnecting {
+                server: self.id(),
+                attempt: self.connect_attempt,
+                retry_in,
+            })
+            .await;
             self.start_connect(retry_in);
         }
     }
@@ -629,14 +874,26 @@ impl ServerActor {
         let (server, id) = (self.spec.id.0.clone(), task_id.to_string());
         self.ledger(move |l| l.mark_expired(&server, &id)).await;
         tracing::info!(server = %self.spec.id, task = %short_id(task_id), "task unknown to the server: {message}");
-        self.emit(EngineEvent::TaskExpired { server: self.id(), task_id: task_id.to_string() }).await;
+        self.emit(EngineEvent::TaskExpired {
+            server: self.id(),
+            task_id: task_id.to_string(),
+        })
+        .await;
         self.update_listen_ids();
     }
 
     /// Fold one snapshot into the task, persist it, and report what changed.
-    async fn apply(&mut self, task: Task, observed: u64, source: UpdateSource, latency_ms: Option<u64>) {
+    async fn apply(
+        &mut self,
+        task: Task,
+        observed: u64,
+        source: UpdateSource,
+        latency_ms: Option<u64>,
+    ) {
         let task_id = task.task_id.clone();
-        let Some(tr) = self.tasks.get_mut(&task_id) else { return };
+        let Some(tr) = self.tasks.get_mut(&task_id) else {
+            return;
+        };
         let r = tr.ingest(task.clone(), observed);
         if !r.applied {
             return;
@@ -645,23 +902,58 @@ impl ServerActor {
         if r.changed || source != UpdateSource::Poll {
             let (server, snap) = (self.spec.id.0.clone(), task.clone());
             let kind = ledger_kind(source);
-            self.ledger(move |l| l.record_snapshot(&server, &snap, kind, latency_ms)).await;
+            self.ledger(move |l| l.record_snapshot(&server, &snap, kind, latency_ms))
+                .await;
         }
-        self.emit(EngineEvent::TaskUpdated { server: self.id(), task: task.clone(), source, latency_ms }).await;
+        self.emit(EngineEvent::TaskUpdated {
+            server: self.id(),
+            task: task.clone(),
+            source,
+            latency_ms,
+        })
+        .await;
         for (key, request) in r.new_inputs {
-            let (server, id, k, detail) = (self.spec.id.0.clone(), task_id.clone(), key.clone(), json!({ "key": key, "method": request.method }));
+            let (server, id, k, detail) = (
+                self.spec.id.0.clone(),
+                task_id.clone(),
+                key.clone(),
+                json!({ "key": key, "method": request.method }),
+            );
             let _ = k;
-            self.ledger(move |l| l.record_event(&server, &id, EventKind::InputRequested, None, &detail)).await;
-            self.emit(EngineEvent::InputRequested { server: self.id(), task_id: task_id.clone(), key, request }).await;
+            self.ledger(move |l| {
+                l.record_event(&server, &id, EventKind::InputRequested, None, &detail)
+            })
+            .await;
+            self.emit(EngineEvent::InputRequested {
+                server: self.id(),
+                task_id: task_id.clone(),
+                key,
+                request,
+            })
+            .await;
         }
         for key in r.reused_keys {
-            self.notice(NoticeLevel::Warn, format!("server bug: input key {key:?} of task {} was reused for a different request", short_id(&task_id))).await;
-            self.emit(EngineEvent::InputKeyReused { server: self.id(), task_id: task_id.clone(), key }).await;
+            self.notice(
+                NoticeLevel::Warn,
+                format!(
+                    "server bug: input key {key:?} of task {} was reused for a different request",
+                    short_id(&task_id)
+                ),
+            )
+            .await;
+            self.emit(EngineEvent::InputKeyReused {
+                server: self.id(),
+                task_id: task_id.clone(),
+                key,
+            })
+            .await;
         }
         if r.became_terminal {
             self.schedule.remove(&task_id);
             self.update_listen_ids();
-            let needs_payload = matches!(task.status, TaskStatus::Completed | TaskStatus::Failed) && task.result.is_none() && task.error.is_none();
+            let needs_payload = matches!(task.status, TaskStatus::Completed | TaskStatus::Failed)
+                && task.result.is_none()
+                && task.error.is_none();
             if needs_payload {
                 match era {
                     Some(Era::Legacy) => self.fetch_result(&task_id),
@@ -678,8 +970,12 @@ impl ServerActor {
 
     /// Legacy: open `tasks/result` (it blocks until the task ends, and carries input requests meanwhile).
     fn fetch_result(&mut self, task_id: &str) {
-        let Some(client) = self.client.clone() else { return };
-        let Some(tr) = self.tasks.get_mut(task_id) else { return };
+        let Some(client) = self.client.clone() else {
+            return;
+        };
+        let Some(tr) = self.tasks.get_mut(task_id) else {
+            return;
+        };
         if tr.result_in_flight {
             return;
         }
@@ -693,7 +989,11 @@ impl ServerActor {
         });
     }
 
-    async fn on_result(&mut self, task_id: String, result: Result<Result<Value, ErrorObject>, McpError>) {
+    async fn on_result(
+        &mut self,
+        task_id: String,
+        result: Result<Result<Value, ErrorObject>, McpError>,
+    ) {
         if let Some(t) = self.tasks.get_mut(&task_id) {
             t.result_in_flight = false;
         }
@@ -720,11 +1020,18 @@ impl ServerActor {
     /// Attach the payload of a terminal task (legacy `tasks/result`, or the one
     /// `tasks/get` after a terminal `CreateTaskResult`). Before the task is known to be
     /// terminal the payload is kept until the terminal snapshot arrives.
-    async fn merge_payload(&mut self, task_id: &str, result: Option<Value>, error: Option<ErrorObject>) {
+    async fn merge_payload(
+        &mut self,
+        task_id: &str,
+        result: Option<Value>,
+        error: Option<ErrorObject>,
+    ) {
         if result.is_none() && error.is_none() {
             return;
         }
-        let Some(tr) = self.tasks.get_mut(task_id) else { return };
+        let Some(tr) = self.tasks.get_mut(task_id) else {
+            return;
+        };
         let Some(last) = tr.last.as_mut() else { return };
         if !tr.terminal || last.result.is_some() || last.error.is_some() {
             if !tr.terminal {
@@ -738,11 +1045,25 @@ impl ServerActor {
         let task = last.clone();
         let server = self.spec.id.0.clone();
         let snap = task.clone();
-        self.ledger(move |l| l.record_snapshot(&server, &snap, EventKind::Resync, None)).await;
-        self.emit(EngineEvent::TaskUpdated { server: self.id(), task, source: UpdateSource::Resync, latency_ms: None }).await;
+        self.ledger(move |l| l.record_snapshot(&server, &snap, EventKind::Resync, None))
+            .await;
+        self.emit(EngineEvent::TaskUpdated {
+            server: self.id(),
+            task,
+            source: UpdateSource::Resync,
+            latency_ms: None,
+        })
+        .await;
     }
 
-    async fn on_called(&mut self, call_id: u64, tool: String, arguments: Value, parent: Option<String>, result: Result<CallOutcome, McpError>) {
+    async fn on_called(
+        &mut self,
+        call_id: u64,
+        tool: String,
+        arguments: Value,
+        parent: Option<String>,
+        result: Result<CallOutcome, McpError>,
+    ) {
         let result = match result {
             Ok(CallOutcome::Task(task)) => {
                 let task_id = task.task_id.clone();
@@ -782,10 +1103,21 @@ impl ServerActor {
                 CallResult::Error { message: e.to_string() }
             }
         };
-        self.emit(EngineEvent::CallFinished { server: self.id(), call_id, tool, result }).await;
+        self.emit(EngineEvent::CallFinished {
+            server: self.id(),
+            call_id,
+            tool,
+            result,
+        })
+        .await;
     }
 
-    async fn on_answered(&mut self, task_id: String, responses: BTreeMap<String, Value>, result: Result<(), McpError>) {
+    async fn on_answered(
+        &mut self,
+        task_id: String,
+        responses: BTreeMap<String, Value>,
+        result: Result<(), McpError>,
+    ) {
         let keys: Vec<String> = responses.keys().cloned().collect();
         match result {
             Ok(()) => {
@@ -796,22 +1128,47 @@ impl ServerActor {
                 let id = task_id.clone();
                 self.ledger(move |l| {
                     for (key, resp) in &responses {
-                        let action = resp.get("action").and_then(Value::as_str).unwrap_or("accept");
+                        let action = resp
+                            .get("action")
+                            .and_then(Value::as_str)
+                            .unwrap_or("accept");
                         l.mark_answered(&server, &id, key, action)?;
-                        l.record_event(&server, &id, EventKind::InputSent, None, &json!({ "key": key, "action": action }))?;
+                        l.record_event(
+                            &server,
+                            &id,
+                            EventKind::InputSent,
+                            None,
+                            &json!({ "key": key, "action": action }),
+                        )?;
                     }
                     Ok(())
                 })
                 .await;
-                self.emit(EngineEvent::AnswerSent { server: self.id(), task_id: task_id.clone(), keys }).await;
+                self.emit(EngineEvent::AnswerSent {
+                    server: self.id(),
+                    task_id: task_id.clone(),
+                    keys,
+                })
+                .await;
                 // Learn soon whether the server moved on (it may lag: eventual consistency).
-                if self.tasks.get(&task_id).is_some_and(|t| !t.pushed && !t.terminal) {
-                    self.schedule.set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
+                if self
+                    .tasks
+                    .get(&task_id)
+                    .is_some_and(|t| !t.pushed && !t.terminal)
+                {
+                    self.schedule
+                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
                 }
             }
             Err(e) => {
                 self.stats.error();
-                self.emit(EngineEvent::AnswerFailed { server: self.id(), task_id, keys, error: e.to_string() }).await;
+                self.emit(EngineEvent::AnswerFailed {
+                    server: self.id(),
+                    task_id,
+                    keys,
+                    error: e.to_string(),
+                })
+                .await;
             }
         }
     }
@@ -826,25 +1183,45 @@ impl ServerActor {
                     t.cancel_requested = true;
                 }
                 let (server, id) = (self.spec.id.0.clone(), task_id.clone());
-                self.ledger(move |l| l.record_event(&server, &id, EventKind::CancelAcked, None, &json!({}))).await;
-                self.emit(EngineEvent::CancelSent { server: self.id(), task_id: task_id.clone() }).await;
+                self.ledger(move |l| {
+                    l.record_event(&server, &id, EventKind::CancelAcked, None, &json!({}))
+                })
+                .await;
+                self.emit(EngineEvent::CancelSent {
+                    server: self.id(),
+                    task_id: task_id.clone(),
+                })
+                .await;
                 if let Some(task) = snapshot.filter(|t| t.task_id == task_id) {
                     self.seq += 1;
                     let seq = self.seq;
                     self.apply(task, seq, UpdateSource::Poll, None).await;
                 }
                 // Keep following until the task is terminal: it may complete anyway.
-                if self.tasks.get(&task_id).is_some_and(|t| !t.terminal && !t.pushed) {
-                    self.schedule.set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
+                if self
+                    .tasks
+                    .get(&task_id)
+                    .is_some_and(|t| !t.terminal && !t.pushed)
+                {
+                    self.schedule
+                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
                 }
             }
             Err(e) => {
                 self.stats.error();
                 let error = match e {
-                    McpError::TaskNotFound { .. } => "nothing to cancel: the task is unknown to the server or already finished".to_string(),
+                    McpError::TaskNotFound { .. } => {
+                        "nothing to cancel: the task is unknown to the server or already finished"
+                            .to_string()
+                    }
                     other => other.to_string(),
                 };
-                self.emit(EngineEvent::CancelFailed { server: self.id(), task_id: task_id.clone(), error }).await;
+                self.emit(EngineEvent::CancelFailed {
+                    server: self.id(),
+                    task_id: task_id.clone(),
+                    error,
+                })
+                .await;
                 self.start_get(&task_id, UpdateSource::Poll);
             }
         }
@@ -853,9 +1230,20 @@ impl ServerActor {
     async fn on_push(&mut self, push: ServerPush) {
         match push {
             ServerPush::Task(task) => self.pushed(task).await,
-            ServerPush::Progress { task_id, progress, total, .. } => {
+            ServerPush::Progress {
+                task_id,
+                progress,
+                total,
+                ..
+            } => {
                 if self.tasks.contains_key(&task_id) {
-                    self.emit(EngineEvent::Progress { server: self.id(), task_id, progress, total }).await;
+                    self.emit(EngineEvent::Progress {
+                        server: self.id(),
+                        task_id,
+                        progress,
+                        total,
+                    })
+                    .await;
                 }
             }
             ServerPush::InputRequest { task_id, .. } => {
@@ -886,7 +1274,11 @@ impl ServerActor {
 
     async fn on_listen(&mut self, msg: ListenMsg) {
         match msg {
-            ListenMsg::Subscribed { requested, accepted, full_resync } => {
+            ListenMsg::Subscribed {
+                requested,
+                accepted,
+                full_resync,
+            } => {
                 let accepted: BTreeSet<String> = match accepted {
                     Some(a) => a.into_iter().collect(),
                     None => BTreeSet::new(),
@@ -902,11 +1294,19 @@ impl ServerActor {
                 self.subscribed = requested;
                 if !self.push_on {
                     self.push_on = true;
-                    self.emit(EngineEvent::PushChanged { server: self.id(), push: true }).await;
+                    self.emit(EngineEvent::PushChanged {
+                        server: self.id(),
+                        push: true,
+                    })
+                    .await;
                 }
                 // Nothing is replayed: fetch each newly subscribed task once.
                 for id in newly {
-                    if self.tasks.get(&id).is_some_and(|t| !t.terminal && !t.expired) {
+                    if self
+                        .tasks
+                        .get(&id)
+                        .is_some_and(|t| !t.terminal && !t.expired)
+                    {
                         self.start_get(&id, UpdateSource::Resync);
                     }
                 }
@@ -916,7 +1316,11 @@ impl ServerActor {
                 }
             }
             ListenMsg::Pushed(task) => self.pushed(task).await,
-            ListenMsg::Lost { error, attempt, retry_in } => {
+            ListenMsg::Lost {
+                error,
+                attempt,
+                retry_in,
+            } => {
                 tracing::info!(server = %self.spec.id, "push stream lost: {error}");
                 self.subscribed.clear();
                 for t in self.tasks.values_mut() {
@@ -930,9 +1334,18 @@ impl ServerActor {
                 }
                 if self.push_on {
                     self.push_on = false;
-                    self.emit(EngineEvent::PushChanged { server: self.id(), push: false }).await;
+                    self.emit(EngineEvent::PushChanged {
+                        server: self.id(),
+                        push: false,
+                    })
+                    .await;
                 }
-                self.emit(EngineEvent::Reconnecting { server: self.id(), attempt, retry_in }).await;
+                self.emit(EngineEvent::Reconnecting {
+                    server: self.id(),
+                    attempt,
+                    retry_in,
+                })
+                .await;
             }
             ListenMsg::Unavailable(why) => {
                 tracing::info!(server = %self.spec.id, "no push: {why}");
@@ -942,7 +1355,11 @@ impl ServerActor {
                 if self.push_on {
                     self.push_on = false;
                 }
-                self.emit(EngineEvent::PushChanged { server: self.id(), push: false }).await;
+                self.emit(EngineEvent::PushChanged {
+                    server: self.id(),
+                    push: false,
+                })
+                .await;
                 let ids: Vec<String> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     let due = Instant::now() + self.poll_delay(&id);
@@ -954,7 +1371,13 @@ impl ServerActor {
 
     async fn emit_stats(&mut self) {
         if let Some((total, rate, errors)) = self.stats.sample() {
-            self.emit(EngineEvent::Stats { server: self.id(), requests_total: total, requests_per_sec: rate, errors_total: errors }).await;
+            self.emit(EngineEvent::Stats {
+                server: self.id(),
+                requests_total: total,
+                requests_per_sec: rate,
+                errors_total: errors,
+            })
+            .await;
         }
     }
 }

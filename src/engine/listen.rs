@@ -23,7 +23,11 @@ pub enum ListenMsg {
     },
     Pushed(Task),
     /// The stream broke; retrying after `retry_in`.
-    Lost { error: String, attempt: u32, retry_in: Duration },
+    Lost {
+        error: String,
+        attempt: u32,
+        retry_in: Duration,
+    },
     /// The server has no push (e.g. `-32601`); poll only.
     Unavailable(String),
 }
@@ -38,8 +42,16 @@ pub fn backoff(attempt: u32, base: Duration, max: Duration) -> Duration {
 fn is_final(e: &McpError) -> bool {
     matches!(
         e,
-        McpError::MethodNotFound { .. } | McpError::Unsupported(_) | McpError::MissingCapability { .. }
-    ) || matches!(e, McpError::Http { status: 404 | 405 | 401 | 403, .. })
+        McpError::MethodNotFound { .. }
+            | McpError::Unsupported(_)
+            | McpError::MissingCapability { .. }
+    ) || matches!(
+        e,
+        McpError::Http {
+            status: 404 | 405 | 401 | 403,
+            ..
+        }
+    )
 }
 
 async fn next_event(sub: &mut Option<Subscription>) -> Result<SubscriptionEvent, McpError> {
@@ -94,7 +106,15 @@ pub async fn run_listen(
                     current = None;
                     current_ids.clear();
                     let retry_in = backoff(attempt, base, max);
-                    if out.send(ListenMsg::Lost { error: e.to_string(), attempt, retry_in }).await.is_err() {
+                    if out
+                        .send(ListenMsg::Lost {
+                            error: e.to_string(),
+                            attempt,
+                            retry_in,
+                        })
+                        .await
+                        .is_err()
+                    {
                         return;
                     }
                     tokio::time::sleep(retry_in).await;
@@ -149,7 +169,11 @@ pub async fn run_legacy_stream(client: Arc<McpClient>, out: mpsc::Sender<ListenM
     };
     // Legacy push only speeds things up: every task keeps being polled (the spec says the
     // client must not rely on `notifications/tasks/status`).
-    let subscribed = ListenMsg::Subscribed { requested: BTreeSet::new(), accepted: None, full_resync: false };
+    let subscribed = ListenMsg::Subscribed {
+        requested: BTreeSet::new(),
+        accepted: None,
+        full_resync: false,
+    };
     if out.send(subscribed).await.is_err() {
         return;
     }
@@ -166,14 +190,20 @@ pub async fn run_legacy_stream(client: Arc<McpClient>, out: mpsc::Sender<ListenM
             }
             Err(e) => {
                 attempt += 1;
-                let lost = ListenMsg::Lost { error: e.to_string(), attempt, retry_in: Duration::from_millis(500) };
+                let lost = ListenMsg::Lost {
+                    error: e.to_string(),
+                    attempt,
+                    retry_in: Duration::from_millis(500),
+                };
                 if out.send(lost).await.is_err() {
                     return;
                 }
             }
         }
     }
-    let _ = out.send(ListenMsg::Unavailable("the GET stream ended".into())).await;
+    let _ = out
+        .send(ListenMsg::Unavailable("the GET stream ended".into()))
+        .await;
 }
 
 #[cfg(test)]

@@ -34,7 +34,13 @@ pub struct ServerSpec {
 impl ServerSpec {
     /// An ad-hoc server named by its endpoint.
     pub fn new(endpoint: Endpoint, options: ConnectOptions) -> Self {
-        Self { id: ServerId(endpoint.identity()), endpoint, options, poll_floor: None, read_only: false }
+        Self {
+            id: ServerId(endpoint.identity()),
+            endpoint,
+            options,
+            poll_floor: None,
+            read_only: false,
+        }
     }
 }
 
@@ -96,7 +102,15 @@ impl EngineHandle {
 
 /// Start one actor per server and a router in front of them. The engine stops on
 /// `EngineCommand::Shutdown` or when every handle is dropped.
-pub fn spawn_engine(servers: Vec<ServerSpec>, ledger: Option<LedgerHandle>, cfg: EngineConfig) -> (EngineHandle, mpsc::Receiver<EngineEvent>, tokio::task::JoinHandle<()>) {
+pub fn spawn_engine(
+    servers: Vec<ServerSpec>,
+    ledger: Option<LedgerHandle>,
+    cfg: EngineConfig,
+) -> (
+    EngineHandle,
+    mpsc::Receiver<EngineEvent>,
+    tokio::task::JoinHandle<()>,
+) {
     let (ev_tx, ev_rx) = mpsc::channel(cfg.event_capacity);
     let (cmd_tx, mut cmd_rx) = mpsc::channel::<EngineCommand>(1024);
     let mut actors: HashMap<ServerId, mpsc::Sender<EngineCommand>> = HashMap::new();
@@ -125,7 +139,13 @@ pub fn spawn_engine(servers: Vec<ServerSpec>, ledger: Option<LedgerHandle>, cfg:
                 }
                 None => {
                     let text = format!("unknown server {server}");
-                    let _ = ev_tx.send(EngineEvent::Notice { server: None, level: NoticeLevel::Error, text }).await;
+                    let _ = ev_tx
+                        .send(EngineEvent::Notice {
+                            server: None,
+                            level: NoticeLevel::Error,
+                            text,
+                        })
+                        .await;
                 }
             }
         }

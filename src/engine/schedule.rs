@@ -19,7 +19,8 @@ impl Schedule {
     pub fn set(&mut self, task_id: &str, due: Instant) {
         self.next_gen += 1;
         self.current.insert(task_id.to_string(), self.next_gen);
-        self.heap.push(Reverse((due, self.next_gen, task_id.to_string())));
+        self.heap
+            .push(Reverse((due, self.next_gen, task_id.to_string())));
     }
 
     /// Schedule unless the task is already due earlier.

@@ -16,7 +16,14 @@ pub struct RequestStats {
 
 impl Default for RequestStats {
     fn default() -> Self {
-        Self { total: 0, errors: 0, window_start: Instant::now(), window_total: 0, last_reported: None, rate: 0.0 }
+        Self {
+            total: 0,
+            errors: 0,
+            window_start: Instant::now(),
+            window_total: 0,
+            last_reported: None,
+            rate: 0.0,
+        }
     }
 }
 
@@ -33,11 +40,15 @@ impl RequestStats {
     /// (or the rate has yet to fall back to zero).
     pub fn sample(&mut self) -> Option<(u64, f64, u64)> {
         let now = Instant::now();
-        let secs = now.duration_since(self.window_start).as_secs_f64().max(0.001);
+        let secs = now
+            .duration_since(self.window_start)
+            .as_secs_f64()
+            .max(0.001);
         let rate = (self.total - self.window_total) as f64 / secs;
         self.window_start = now;
         self.window_total = self.total;
-        let changed = self.last_reported != Some((self.total, self.errors)) || (self.rate > 0.0 && rate == 0.0);
+        let changed = self.last_reported != Some((self.total, self.errors))
+            || (self.rate > 0.0 && rate == 0.0);
         self.rate = rate;
         if !changed {
             return None;
@@ -62,7 +73,11 @@ mod tests {
         assert_eq!((total, errors), (10, 0));
         assert!((rate - 5.0).abs() < 0.01);
         tokio::time::advance(std::time::Duration::from_secs(1)).await;
-        assert_eq!(s.sample().map(|x| x.1), Some(0.0), "the rate falls back to zero once");
+        assert_eq!(
+            s.sample().map(|x| x.1),
+            Some(0.0),
+            "the rate falls back to zero once"
+        );
         tokio::time::advance(std::time::Duration::from_secs(1)).await;
         assert!(s.sample().is_none(), "idle: nothing to report");
     }

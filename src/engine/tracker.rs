@@ -49,7 +49,11 @@ pub fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
         return Some(t.with_timezone(&chrono::Utc));
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S",
+    ] {
         if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
             return Some(t.and_utc());
         }
@@ -140,11 +144,23 @@ mod tests {
     #[test]
     fn first_terminal_state_wins() {
         let mut t = TrackedTask::default();
-        assert!(t.ingest(task(json!({"taskId":"a","status":"working"})), 1).applied);
-        let r = t.ingest(task(json!({"taskId":"a","status":"completed","result":{"content":[]}})), 2);
+        assert!(
+            t.ingest(task(json!({"taskId":"a","status":"working"})), 1)
+                .applied
+        );
+        let r = t.ingest(
+            task(json!({"taskId":"a","status":"completed","result":{"content":[]}})),
+            2,
+        );
         assert!(r.became_terminal && r.changed);
-        assert!(!t.ingest(task(json!({"taskId":"a","status":"working"})), 3).applied);
-        assert!(!t.ingest(task(json!({"taskId":"a","status":"failed"})), 4).applied);
+        assert!(
+            !t.ingest(task(json!({"taskId":"a","status":"working"})), 3)
+                .applied
+        );
+        assert!(
+            !t.ingest(task(json!({"taskId":"a","status":"failed"})), 4)
+                .applied
+        );
         assert_eq!(t.last.as_ref().unwrap().status.as_str(), "completed");
     }
 
@@ -152,40 +168,65 @@ mod tests {
     fn older_observations_are_ignored() {
         let mut t = TrackedTask::default();
         t.ingest(task(json!({"taskId":"a","status":"input_required"})), 5);
-        assert!(!t.ingest(task(json!({"taskId":"a","status":"working"})), 4).applied);
+        assert!(
+            !t.ingest(task(json!({"taskId":"a","status":"working"})), 4)
+                .applied
+        );
         let newer = json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:10Z"});
         assert!(t.ingest(task(newer), 6).applied);
-        let stale = json!({"taskId":"a","status":"input_required","lastUpdatedAt":"2026-01-01T00:00:05Z"});
-        assert!(!t.ingest(task(stale), 7).applied, "a snapshot older by lastUpdatedAt is stale");
+        let stale =
+            json!({"taskId":"a","status":"input_required","lastUpdatedAt":"2026-01-01T00:00:05Z"});
+        assert!(
+            !t.ingest(task(stale), 7).applied,
+            "a snapshot older by lastUpdatedAt is stale"
+        );
     }
 
     #[test]
     fn bumped_last_updated_at_is_not_a_change() {
         let mut t = TrackedTask::default();
-        t.ingest(task(json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:01Z"})), 1);
-        let r = t.ingest(task(json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:02Z"})), 2);
+        t.ingest(
+            task(json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:01Z"})),
+            1,
+        );
+        let r = t.ingest(
+            task(json!({"taskId":"a","status":"working","lastUpdatedAt":"2026-01-01T00:00:02Z"})),
+            2,
+        );
         assert!(r.applied && !r.changed);
     }
 
     #[test]
     fn input_keys_are_reported_once_and_answered_keys_never() {
         let mut t = TrackedTask::default();
-        let snap = json!({"taskId":"a","status":"input_required","inputRequests": input("k1","name?")});
+        let snap =
+            json!({"taskId":"a","status":"input_required","inputRequests": input("k1","name?")});
         assert_eq!(t.ingest(task(snap.clone()), 1).new_inputs.len(), 1);
         assert!(t.ingest(task(snap.clone()), 2).new_inputs.is_empty());
         t.answered.insert("k1".into());
         assert!(t.ingest(task(snap), 3).new_inputs.is_empty());
         assert!(t.pending_keys().is_empty());
-        let mut fresh = TrackedTask { answered: ["k1".to_string()].into(), ..Default::default() };
-        let snap = json!({"taskId":"a","status":"input_required","inputRequests": input("k1","name?")});
-        assert!(fresh.ingest(task(snap), 1).new_inputs.is_empty(), "answered in an earlier run");
+        let mut fresh = TrackedTask {
+            answered: ["k1".to_string()].into(),
+            ..Default::default()
+        };
+        let snap =
+            json!({"taskId":"a","status":"input_required","inputRequests": input("k1","name?")});
+        assert!(
+            fresh.ingest(task(snap), 1).new_inputs.is_empty(),
+            "answered in an earlier run"
+        );
     }
 
     #[test]
     fn a_key_reused_for_another_request_is_flagged_once() {
         let mut t = TrackedTask::default();
-        t.ingest(task(json!({"taskId":"a","status":"input_required","inputRequests": input("k","one")})), 1);
-        let other = json!({"taskId":"a","status":"input_required","inputRequests": input("k","two")});
+        t.ingest(
+            task(json!({"taskId":"a","status":"input_required","inputRequests": input("k","one")})),
+            1,
+        );
+        let other =
+            json!({"taskId":"a","status":"input_required","inputRequests": input("k","two")});
         let r = t.ingest(task(other.clone()), 2);
         assert_eq!(r.reused_keys, vec!["k".to_string()]);
         assert!(r.new_inputs.is_empty());

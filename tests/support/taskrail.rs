@@ -22,14 +22,17 @@ pub struct Run {
 
 impl Run {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {self:#?}"))
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {self:#?}"))
     }
 
     pub fn json_lines(&self) -> Vec<serde_json::Value> {
         self.stdout
             .lines()
             .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"))
+            })
             .collect()
     }
 }
@@ -47,7 +50,9 @@ impl Default for Taskrail {
 
 impl Taskrail {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("tempdir") }
+        Self {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     pub fn db(&self) -> PathBuf {
@@ -77,7 +82,9 @@ impl Taskrail {
     /// Run to completion (killed after `limit`), stdin closed.
     pub fn run(&self, args: &[&str], limit: Duration) -> Run {
         let mut cmd = self.command(args);
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let child = cmd.spawn().expect("spawn taskrail");
         wait(child, limit, &format!("taskrail {}", args.join(" ")))
     }
@@ -85,7 +92,9 @@ impl Taskrail {
     /// Start with piped stdin and stderr read line by line.
     pub fn spawn(&self, args: &[&str]) -> Running {
         let mut cmd = self.command(args);
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn taskrail");
         let stdin = child.stdin.take();
         let stderr = child.stderr.take().expect("stderr");
@@ -106,7 +115,15 @@ impl Taskrail {
                 }
             }
         });
-        Running { child, stdin, stderr: rx, stdout: orx, seen_err: Vec::new(), seen_out: Vec::new(), what: args.join(" ") }
+        Running {
+            child,
+            stdin,
+            stderr: rx,
+            stdout: orx,
+            seen_err: Vec::new(),
+            seen_out: Vec::new(),
+            what: args.join(" "),
+        }
     }
 }
 
@@ -136,7 +153,11 @@ impl Running {
                 Err(_) => break,
             }
         }
-        panic!("`taskrail {}` printed no stderr line with {needle:?} in {limit:?}; stderr so far:\n{}", self.what, self.seen_err.join("\n"));
+        panic!(
+            "`taskrail {}` printed no stderr line with {needle:?} in {limit:?}; stderr so far:\n{}",
+            self.what,
+            self.seen_err.join("\n")
+        );
     }
 
     /// Wait (bounded) for a stdout line containing `needle`; returns it.
@@ -153,7 +174,11 @@ impl Running {
                 Err(_) => break,
             }
         }
-        panic!("`taskrail {}` printed no stdout line with {needle:?} in {limit:?}; stdout so far:\n{}", self.what, self.seen_out.join("\n"));
+        panic!(
+            "`taskrail {}` printed no stdout line with {needle:?} in {limit:?}; stdout so far:\n{}",
+            self.what,
+            self.seen_out.join("\n")
+        );
     }
 
     pub fn write_line(&mut self, line: &str) {
@@ -173,14 +198,22 @@ impl Running {
             if Instant::now() > deadline {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                panic!("`taskrail {}` did not finish in {limit:?}; stderr:\n{}", self.what, self.seen_err.join("\n"));
+                panic!(
+                    "`taskrail {}` did not finish in {limit:?}; stderr:\n{}",
+                    self.what,
+                    self.seen_err.join("\n")
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         };
         std::thread::sleep(Duration::from_millis(50));
         self.seen_err.extend(self.stderr.try_iter());
         self.seen_out.extend(self.stdout.try_iter());
-        Run { code, stdout: self.seen_out.join("\n"), stderr: self.seen_err.join("\n") }
+        Run {
+            code,
+            stdout: self.seen_out.join("\n"),
+            stderr: self.seen_err.join("\n"),
+        }
     }
 
     /// SIGKILL, as a crash would.
@@ -208,7 +241,11 @@ fn wait(mut child: Child, limit: Duration, what: &str) -> Run {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    Run { code, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
+    Run {
+        code,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
 }
 
 /// `taskrail serve-demo` as its own process (so a test can kill and restart it).
@@ -220,7 +257,11 @@ pub struct DemoProcess {
 impl DemoProcess {
     pub fn start(args: &[&str]) -> DemoProcess {
         let mut cmd = Command::new(bin());
-        cmd.arg("serve-demo").args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+        cmd.arg("serve-demo")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         let mut child = cmd.spawn().expect("spawn serve-demo");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
@@ -231,11 +272,16 @@ impl DemoProcess {
             }
             for _ in lines {}
         });
-        let url = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("serve-demo printed no URL")
-        });
-        DemoProcess { url: url.trim().to_string(), child }
+        let url = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("serve-demo printed no URL")
+            });
+        DemoProcess {
+            url: url.trim().to_string(),
+            child,
+        }
     }
 
     /// `GET /stats` of the demo server.
@@ -261,10 +307,18 @@ pub fn stats(url: &str) -> serde_json::Value {
     let addr = base.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(addr).expect("connect to the demo server");
     stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    write!(stream, "GET /stats HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("write");
+    write!(
+        stream,
+        "GET /stats HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
     let body = std::io::read_to_string(stream).expect("read");
     let json = body.split("\r\n\r\n").nth(1).unwrap_or_default();
-    let json = if json.trim_start().starts_with('{') { json.to_string() } else { dechunk(json) };
+    let json = if json.trim_start().starts_with('{') {
+        json.to_string()
+    } else {
+        dechunk(json)
+    };
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("stats is not JSON ({e}): {body}"))
 }
 
