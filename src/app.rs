@@ -1,6 +1,6 @@
 //! The event loop only: one `tokio::select!` over terminal input, engine events, timeline
 //! loads, the outgoing command queue and a 1 Hz tick; folds everything through
-//! `state::update` and draws when dirty (capped at ~30 fps). Owns the terminal and restores
+//! `state::update` and draws when dirty (capped at ~60 fps, a burst coalesced into one frame). Owns the terminal and restores
 //! it on every exit path. Must not await the network or hold state behind locks.
 
 use std::collections::VecDeque;
@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, KeyModifiers};
+use futures::Stream;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
-use ratatui::DefaultTerminal;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -50,7 +52,22 @@ impl Drop for RestoreGuard {
     }
 }
 
-const FRAME: Duration = Duration::from_millis(33);
+/// Minimum time between two frames (a 60 fps cap): a change waits at most this long
+/// for its frame while changes keep coming.
+const FRAME: Duration = Duration::from_millis(16);
+
+/// A frame waits this long for the next message of a burst (many tasks changing at
+/// once), so the burst lands in one frame instead of one frame plus a `FRAME` wait.
+const SETTLE: Duration = Duration::from_millis(2);
+
+/// When the next frame may be drawn: `FRAME` after the last one, and once messages paused
+/// for `SETTLE` (or the change has waited a whole `FRAME`).
+fn draw_at(last_draw: Instant, dirty_since: Instant, last_msg: Instant) -> Instant {
+    (last_draw + FRAME).max((last_msg + SETTLE).min(dirty_since + FRAME))
+}
+
+/// Engine events folded in at most before the loop looks at input and the screen again.
+const DRAIN_MAX: usize = 512;
 
 /// Run the dashboard until the user quits. Owns the terminal: `ratatui::try_init()` (which
 /// also installs a panic hook that restores it) and `restore()` on every exit path.
@@ -59,8 +76,23 @@ pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
     let keymap = Keymap::default_keymap();
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     let _guard = RestoreGuard;
-    event_loop(&mut terminal, ctx, keymap).await
+    event_loop(&mut terminal, EventStream::new(), ctx, keymap, &mut NoProbe).await
 }
+
+/// Watches the loop from outside (the `bench` subcommand); the dashboard uses `NoProbe`.
+pub trait Probe {
+    /// A message is about to be folded into the state.
+    fn received(&mut self, _msg: &Msg) {}
+    /// The message was folded in.
+    fn applied(&mut self) {}
+    /// A frame of `state` was drawn and flushed to the backend.
+    fn drawn(&mut self, _state: &State) {}
+}
+
+/// The probe that watches nothing.
+pub struct NoProbe;
+
+impl Probe for NoProbe {}
 
 /// Translate a crossterm key into the reducer's key type.
 pub fn to_key(k: KeyEvent) -> Option<Key> {
@@ -100,11 +132,19 @@ fn viewport(state: &State, width: u16, height: u16) -> Msg {
 
 type Load = BoxFuture<'static, Msg>;
 
-async fn event_loop(
-    terminal: &mut DefaultTerminal,
+/// The loop itself, on any backend and input stream (it returns when `input` ends).
+pub async fn event_loop<B, I>(
+    terminal: &mut Terminal<B>,
+    mut input: I,
     ctx: DashboardContext,
     keymap: Keymap,
-) -> anyhow::Result<()> {
+    probe: &mut (dyn Probe + Send),
+) -> anyhow::Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    I: Stream<Item = std::io::Result<Event>> + Unpin,
+{
     let DashboardContext {
         servers,
         commands,
@@ -114,7 +154,6 @@ async fn event_loop(
     } = ctx;
     let mut state = State::new(servers, read_only, keymap);
     let theme = Theme::default();
-    let mut input = EventStream::new();
     let mut loads: FuturesUnordered<Load> = FuturesUnordered::new();
     let mut outbox: VecDeque<EngineCommand> = VecDeque::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -126,8 +165,35 @@ async fn event_loop(
     let first = viewport(&state, size.width, size.height);
     update(&mut state, first, chrono::Utc::now());
 
+    let mut drained = 0usize;
+    let (mut dirty_since, mut last_msg) = (Instant::now(), Instant::now());
     loop {
-        if dirty && last_draw.elapsed() >= FRAME {
+        // Fold in engine events that are already waiting before drawing: a burst (many
+        // tasks changing at once) then costs one frame, not one per event.
+        if drained < DRAIN_MAX
+            && let Ok(ev) = events.try_recv()
+        {
+            drained += 1;
+            if !dirty {
+                dirty_since = Instant::now();
+            }
+            dirty = true;
+            last_msg = Instant::now();
+            if fold(
+                &mut state,
+                Msg::Engine(ev),
+                size,
+                probe,
+                &mut outbox,
+                &mut loads,
+                &*timeline,
+            ) {
+                return Ok(());
+            }
+            continue;
+        }
+        drained = 0;
+        if dirty && Instant::now() >= draw_at(last_draw, dirty_since, last_msg) {
             state.ensure_view();
             let now = chrono::Utc::now();
             terminal.draw(|f| {
@@ -140,6 +206,7 @@ async fn event_loop(
                     f.area(),
                 )
             })?;
+            probe.drawn(&state);
             dirty = false;
             last_draw = Instant::now();
         }
@@ -189,31 +256,60 @@ async fn event_loop(
                 }
             },
             _ = tick.tick() => Msg::Tick,
-            _ = tokio::time::sleep_until(last_draw + FRAME), if dirty => continue,
+            _ = tokio::time::sleep_until(draw_at(last_draw, dirty_since, last_msg)), if dirty => continue,
         };
-        let resized = matches!(msg, Msg::Viewport { .. });
-        let filter_rows_before = ui::areas(Rect::new(0, 0, size.width, size.height), &state);
-        let effects = update(&mut state, msg, chrono::Utc::now());
-        dirty = true;
-        // the filter line appearing or vanishing changes the table height
-        if !resized
-            && ui::areas(Rect::new(0, 0, size.width, size.height), &state) != filter_rows_before
-        {
-            let m = viewport(&state, size.width, size.height);
-            update(&mut state, m, chrono::Utc::now());
+        if !dirty {
+            dirty_since = Instant::now();
         }
-        for fx in effects {
-            match fx {
-                Effect::Quit => return Ok(()),
-                Effect::Engine(cmd) => outbox.push_back(cmd),
-                Effect::LoadTimeline(key) => {
-                    let fut = timeline.timeline(&key.server, &key.task_id);
-                    loads.push(Box::pin(async move {
-                        let result = fut.await.map_err(|e| format!("{e:#}"));
-                        Msg::TimelineLoaded { key, result }
-                    }));
-                }
+        dirty = true;
+        last_msg = Instant::now();
+        if fold(
+            &mut state,
+            msg,
+            size,
+            probe,
+            &mut outbox,
+            &mut loads,
+            &*timeline,
+        ) {
+            return Ok(());
+        }
+    }
+}
+
+/// Fold one message into the state and queue its effects. Returns true to quit.
+fn fold(
+    state: &mut State,
+    msg: Msg,
+    size: ratatui::layout::Size,
+    probe: &mut (dyn Probe + Send),
+    outbox: &mut VecDeque<EngineCommand>,
+    loads: &mut FuturesUnordered<Load>,
+    timeline: &dyn TimelineSource,
+) -> bool {
+    let resized = matches!(msg, Msg::Viewport { .. });
+    let filter_rows_before = ui::areas(Rect::new(0, 0, size.width, size.height), state);
+    probe.received(&msg);
+    let effects = update(state, msg, chrono::Utc::now());
+    probe.applied();
+    // the filter line appearing or vanishing changes the table height
+    if !resized && ui::areas(Rect::new(0, 0, size.width, size.height), state) != filter_rows_before
+    {
+        let m = viewport(state, size.width, size.height);
+        update(state, m, chrono::Utc::now());
+    }
+    for fx in effects {
+        match fx {
+            Effect::Quit => return true,
+            Effect::Engine(cmd) => outbox.push_back(cmd),
+            Effect::LoadTimeline(key) => {
+                let fut = timeline.timeline(&key.server, &key.task_id);
+                loads.push(Box::pin(async move {
+                    let result = fut.await.map_err(|e| format!("{e:#}"));
+                    Msg::TimelineLoaded { key, result }
+                }));
             }
         }
     }
+    false
 }

@@ -8,6 +8,7 @@
 #![allow(clippy::large_enum_variant)]
 
 pub mod app;
+pub mod bench;
 pub mod cli;
 pub mod demo;
 pub mod engine;

@@ -117,6 +117,9 @@ pub enum Command {
     ServeDemo(crate::demo::DemoOptions),
     /// Open the dashboard on the embedded demo server.
     Demo,
+    /// Performance measurements (see README, Performance).
+    #[command(hide = true)]
+    Bench(crate::bench::BenchArgs),
 }
 
 impl Cli {

@@ -221,6 +221,7 @@ async fn run(cli: Cli) -> u8 {
             Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
         },
         Some(Command::Demo) => board(&ctx, true).await,
+        Some(Command::Bench(args)) => crate::bench::run(args).await,
         None => board(&ctx, ctx.servers.is_empty()).await,
     }
 }

@@ -8,7 +8,7 @@ mod http;
 mod legacy;
 mod modern;
 mod session;
-mod stats;
+pub mod stats;
 mod store;
 mod tools;
 mod wire;
@@ -246,6 +246,11 @@ impl DemoServer {
     /// The same JSON as `GET /stats`.
     pub fn stats(&self) -> Value {
         self.app.stats.to_json()
+    }
+
+    /// When the server started, and every task notification it sent since (relative times).
+    pub fn push_log(&self) -> (std::time::Instant, Vec<stats::PushRecord>) {
+        (self.app.stats.started(), self.app.stats.pushes())
     }
 
     /// Stop serving: end every stream and every task's work, then wait (briefly) for the

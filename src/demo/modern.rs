@@ -416,7 +416,7 @@ fn listen(app: &Arc<App>, req: &Request<'_>) -> Result<Response, RpcError> {
             if tx.send(note).is_err() {
                 break;
             }
-            app2.stats.notification_sent();
+            app2.stats.notification_sent(&change.snapshot);
         }
         tracing::debug!(subscription = %sub_id, "listen stream ended");
     });

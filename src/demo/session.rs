@@ -306,7 +306,7 @@ fn on_change(app: &App, session: &mut Session, change: &TaskChange) {
     {
         let note = wire::notification("notifications/tasks/status", flat_task(snapshot));
         if get.send(note).is_ok() {
-            app.stats.notification_sent();
+            app.stats.notification_sent(snapshot);
         } else {
             session.get_stream = None;
         }

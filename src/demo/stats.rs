@@ -15,7 +15,21 @@ struct Counters {
     listens_opened: u64,
     http503: u64,
     tasks_created: u64,
+    pushes: Vec<PushRecord>,
 }
+
+/// One task notification handed to a stream (for the push-latency benchmark).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushRecord {
+    pub task_id: String,
+    pub status: String,
+    pub status_message: Option<String>,
+    /// Microseconds since the server started.
+    pub at_us: u64,
+}
+
+/// The push log keeps at most this many entries (the oldest are kept).
+const PUSH_LOG_MAX: usize = 200_000;
 
 /// Thread-safe counters; times are milliseconds since the server started.
 pub struct Stats {
@@ -50,8 +64,30 @@ impl Stats {
             .push(ms);
     }
 
-    pub fn notification_sent(&self) {
-        self.lock().notifications_sent += 1;
+    /// A task notification carrying `snapshot` was handed to a stream.
+    pub fn notification_sent(&self, snapshot: &Value) {
+        let at_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let text = |k: &str| snapshot.get(k).and_then(Value::as_str).map(str::to_string);
+        let mut c = self.lock();
+        c.notifications_sent += 1;
+        if c.pushes.len() < PUSH_LOG_MAX {
+            c.pushes.push(PushRecord {
+                task_id: text("taskId").unwrap_or_default(),
+                status: text("status").unwrap_or_default(),
+                status_message: text("statusMessage"),
+                at_us,
+            });
+        }
+    }
+
+    /// When the counters started (push times are relative to it).
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Every task notification sent so far, in order.
+    pub fn pushes(&self) -> Vec<PushRecord> {
+        self.lock().pushes.clone()
     }
 
     pub fn listen_opened(&self) {

@@ -188,6 +188,8 @@ impl ServerActor {
                 _ = tick.tick() => self.emit_stats().await,
             }
         }
+        // Queued snapshots are on disk before the engine stops.
+        self.ledger(|_| Ok(())).await;
         if let Some(t) = self.push_task.take() {
             t.abort();
         }
@@ -899,11 +901,21 @@ impl ServerActor {
             return;
         }
         let era = self.client.as_ref().map(|c| c.era());
-        if r.changed || source != UpdateSource::Poll {
-            let (server, snap) = (self.spec.id.0.clone(), task.clone());
-            let kind = ledger_kind(source);
-            self.ledger(move |l| l.record_snapshot(&server, &snap, kind, latency_ms))
-                .await;
+        if (r.changed || source != UpdateSource::Poll)
+            && let Some(ledger) = &self.ledger
+        {
+            // Queued, not awaited: later ledger calls still see it (the ledger runs jobs
+            // in order), and a burst of snapshots shares one transaction.
+            let write = (
+                self.spec.id.0.clone(),
+                task.clone(),
+                ledger_kind(source),
+                latency_ms,
+            );
+            if let Err(e) = ledger.queue_snapshot(write) {
+                self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}"))
+                    .await;
+            }
         }
         self.emit(EngineEvent::TaskUpdated {
             server: self.id(),
@@ -1370,6 +1382,10 @@ impl ServerActor {
     }
 
     async fn emit_stats(&mut self) {
+        if let Some(e) = self.ledger.as_ref().and_then(|l| l.take_write_failure()) {
+            self.notice(NoticeLevel::Error, format!("ledger write failed: {e}"))
+                .await;
+        }
         if let Some((total, rate, errors)) = self.stats.sample() {
             self.emit(EngineEvent::Stats {
                 server: self.id(),

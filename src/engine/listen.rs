@@ -61,7 +61,21 @@ async fn next_event(sub: &mut Option<Subscription>) -> Result<SubscriptionEvent,
     }
 }
 
-/// Keep one acknowledged listen open for the current set of task ids.
+/// How long a replaced stream is still read after its successor was acknowledged, so
+/// notifications already on their way through it are not lost.
+const RETIRE_GRACE: Duration = Duration::from_millis(250);
+
+/// Wait for a settle deadline, or forever without one.
+async fn sleep_opt(until: Option<tokio::time::Instant>) {
+    match until {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Keep one acknowledged listen open for the current set of task ids. The stream being
+/// replaced is read until the new one is acknowledged (and a short grace after), so no
+/// notification sent in between is dropped.
 pub async fn run_listen(
     client: Arc<McpClient>,
     mut ids: watch::Receiver<BTreeSet<String>>,
@@ -73,22 +87,54 @@ pub async fn run_listen(
     let mut current_ids: BTreeSet<String> = BTreeSet::new();
     let mut attempt = 0u32;
     let mut lost = false;
+    let mut retiring: Option<Subscription> = None;
+    let mut retire_at: Option<tokio::time::Instant> = None;
+    let mut settle: Option<tokio::time::Instant> = None;
     loop {
-        let wanted = ids.borrow_and_update().clone();
+        if settle.is_some_and(|t| t <= tokio::time::Instant::now()) {
+            settle = None;
+        }
+        let wanted = if settle.is_none() {
+            ids.borrow_and_update().clone()
+        } else {
+            ids.borrow().clone()
+        };
         if wanted.is_empty() {
             current = None;
             current_ids.clear();
-        } else if current.is_none() || wanted != current_ids {
+        } else if settle.is_none() && (current.is_none() || wanted != current_ids) {
             let list: Vec<String> = wanted.iter().cloned().collect();
-            match client.listen(&list).await {
+            let listen = client.listen(&list);
+            tokio::pin!(listen);
+            // Keep reading the current stream while the new one is being set up.
+            let result = loop {
+                tokio::select! {
+                    r = &mut listen => break r,
+                    ev = next_event(&mut current) => match ev {
+                        Ok(SubscriptionEvent::Task(t)) => {
+                            if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(SubscriptionEvent::Ended) | Err(_) => {
+                            current = None;
+                            lost = true;
+                        }
+                    }
+                }
+            };
+            match result {
                 Ok(sub) => {
                     let msg = ListenMsg::Subscribed {
                         requested: wanted.clone(),
                         accepted: sub.accepted.clone(),
                         full_resync: lost,
                     };
-                    // The new stream is acknowledged: now the old one may close.
-                    current = Some(sub);
+                    // The new stream is acknowledged: the old one is read a little longer.
+                    if let Some(old) = current.replace(sub) {
+                        retiring = Some(old);
+                        retire_at = Some(tokio::time::Instant::now() + RETIRE_GRACE);
+                    }
                     current_ids = wanted;
                     attempt = 0;
                     lost = false;
@@ -123,13 +169,29 @@ pub async fn run_listen(
             }
         }
         tokio::select! {
-            changed = ids.changed() => {
+            changed = ids.changed(), if settle.is_none() => {
                 if changed.is_err() {
                     return;
                 }
-                // Let a burst of new tasks settle into one listen.
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                // Let a burst of new tasks settle into one listen (still reading meanwhile).
+                settle = Some(tokio::time::Instant::now() + Duration::from_millis(50));
             }
+            _ = sleep_opt(settle) => {}
+            _ = sleep_opt(retire_at) => {
+                retiring = None;
+                retire_at = None;
+            }
+            ev = next_event(&mut retiring) => match ev {
+                Ok(SubscriptionEvent::Task(t)) => {
+                    if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(SubscriptionEvent::Ended) | Err(_) => {
+                    retiring = None;
+                    retire_at = None;
+                }
+            },
             ev = next_event(&mut current) => match ev {
                 Ok(SubscriptionEvent::Task(t)) => {
                     if out.send(ListenMsg::Pushed(t)).await.is_err() {

@@ -5,15 +5,85 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::anyhow;
 use tokio::sync::oneshot;
 
-use super::Ledger;
+use super::{EventKind, Ledger};
+use crate::mcp::types::Task;
 
-type Job = Box<dyn FnOnce(&Ledger) + Send + 'static>;
+/// One snapshot to store: server, task, how it arrived, request latency.
+pub type SnapshotWrite = (String, Task, EventKind, Option<u64>);
+
+enum Job {
+    Call(Box<dyn FnOnce(&Ledger) + Send + 'static>),
+    /// Queued without a reply; consecutive ones share one transaction.
+    Snapshot(SnapshotWrite),
+}
+
+/// Snapshots written in one transaction at most.
+const BATCH_MAX: usize = 512;
+
+/// The ledger thread: runs jobs in order, folding runs of queued snapshots into one
+/// `record_snapshots` transaction each.
+fn serve(ledger: Ledger, queue: mpsc::Receiver<Job>, failure: Arc<Mutex<Option<String>>>) {
+    let mut next: Option<Job> = None;
+    loop {
+        let job = match next.take() {
+            Some(j) => j,
+            None => match queue.recv() {
+                Ok(j) => j,
+                Err(_) => return,
+            },
+        };
+        match job {
+            Job::Call(f) => f(&ledger),
+            Job::Snapshot(first) => {
+                let mut batch = vec![first];
+                while batch.len() < BATCH_MAX {
+                    match queue.try_recv() {
+                        Ok(Job::Snapshot(w)) => batch.push(w),
+                        Ok(other) => {
+                            next = Some(other);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                if let Err(e) = write_batch(&ledger, &batch) {
+                    tracing::warn!("ledger: {e:#}");
+                    *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("{e:#}"));
+                }
+            }
+        }
+    }
+}
+
+/// One transaction for the batch; if it fails, each snapshot alone (so one bad
+/// snapshot does not lose the others).
+fn write_batch(ledger: &Ledger, batch: &[SnapshotWrite]) -> anyhow::Result<()> {
+    let run = |f: &dyn Fn() -> anyhow::Result<()>| {
+        std::panic::catch_unwind(AssertUnwindSafe(f))
+            .unwrap_or_else(|_| Err(anyhow!("ledger operation panicked")))
+    };
+    if run(&|| ledger.record_snapshots(batch).map(drop)).is_ok() {
+        return Ok(());
+    }
+    let mut last = Ok(());
+    for (server, task, kind, latency) in batch {
+        let r = run(&|| {
+            ledger
+                .record_snapshot(server, task, *kind, *latency)
+                .map(drop)
+        });
+        if r.is_err() {
+            last = r;
+        }
+    }
+    last
+}
 
 /// Cloneable, `Send + Sync` handle to a ledger running on its own thread. The thread
 /// stops (closing the connection) when the last handle is dropped.
@@ -21,6 +91,8 @@ type Job = Box<dyn FnOnce(&Ledger) + Send + 'static>;
 pub struct LedgerHandle {
     jobs: mpsc::Sender<Job>,
     path: Arc<PathBuf>,
+    /// The last failure of a queued snapshot write, until someone takes it.
+    failure: Arc<Mutex<Option<String>>>,
 }
 
 impl std::fmt::Debug for LedgerHandle {
@@ -39,15 +111,35 @@ impl LedgerHandle {
     pub fn spawn(ledger: Ledger) -> LedgerHandle {
         let (jobs, queue) = mpsc::channel::<Job>();
         let path = Arc::new(ledger.path().to_path_buf());
+        let failure = Arc::new(Mutex::new(None));
+        let thread_failure = failure.clone();
         std::thread::Builder::new()
             .name("taskrail-ledger".into())
-            .spawn(move || {
-                for job in queue {
-                    job(&ledger);
-                }
-            })
+            .spawn(move || serve(ledger, queue, thread_failure))
             .expect("spawning the ledger thread");
-        LedgerHandle { jobs, path }
+        LedgerHandle {
+            jobs,
+            path,
+            failure,
+        }
+    }
+
+    /// Queue a snapshot write without waiting for it: it runs after every job queued
+    /// before it and before every job queued after it, so any later `call` sees it. Runs
+    /// of queued snapshots share one transaction. A failure is kept for
+    /// [`LedgerHandle::take_write_failure`].
+    pub fn queue_snapshot(&self, write: SnapshotWrite) -> anyhow::Result<()> {
+        self.jobs
+            .send(Job::Snapshot(write))
+            .map_err(|_| anyhow!("the ledger thread has stopped"))
+    }
+
+    /// The last queued-write failure since the previous call, if any.
+    pub fn take_write_failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// The ledger file's path.
@@ -61,19 +153,28 @@ impl LedgerHandle {
         &self,
         f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static,
     ) -> anyhow::Result<R> {
+        self.submit(f)?
+            .await
+            .map_err(|_| anyhow!("the ledger thread has stopped"))?
+    }
+
+    /// Queue `f` on the ledger thread now, without waiting: it runs after every job
+    /// queued before it. The receiver yields its result (it may be dropped).
+    pub fn submit<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static,
+    ) -> anyhow::Result<oneshot::Receiver<anyhow::Result<R>>> {
         let (reply, result) = oneshot::channel();
-        let job: Job = Box::new(move |ledger| {
+        let job = Job::Call(Box::new(move |ledger| {
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| f(ledger)))
                 .unwrap_or_else(|_| Err(anyhow!("ledger operation panicked")));
             // The caller may have stopped waiting; nothing to do then.
             let _ = reply.send(outcome);
-        });
+        }));
         self.jobs
             .send(job)
             .map_err(|_| anyhow!("the ledger thread has stopped"))?;
-        result
-            .await
-            .map_err(|_| anyhow!("the ledger thread has stopped"))?
+        Ok(result)
     }
 }
 
@@ -121,6 +222,31 @@ mod tests {
             .unwrap();
         assert_eq!(record.status, "completed");
         assert!(record.terminal);
+    }
+
+    #[tokio::test]
+    async fn queued_snapshots_are_seen_by_later_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let handle = LedgerHandle::spawn(Ledger::open(&dir.path().join("l.db")).unwrap());
+        for (i, status) in [TaskStatus::Working, TaskStatus::Completed]
+            .into_iter()
+            .enumerate()
+        {
+            for n in 0..50 {
+                let t = task(&format!("queued-{n}"), status.clone());
+                handle
+                    .queue_snapshot(("srv".into(), t, EventKind::Poll, Some(i as u64)))
+                    .unwrap();
+            }
+        }
+        let records = handle.call(|l| l.list(true)).await.unwrap();
+        assert_eq!(records.len(), 50);
+        assert!(
+            records
+                .iter()
+                .all(|r| r.status == "completed" && r.terminal)
+        );
+        assert_eq!(handle.take_write_failure(), None);
     }
 
     #[tokio::test]

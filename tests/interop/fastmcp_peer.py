@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import sys
+import time
 from datetime import timedelta
 
 import mcp_types
@@ -26,6 +28,7 @@ from fastmcp.exceptions import McpError, ToolError
 from fastmcp.server.dependencies import Progress
 from fastmcp.utilities.tasks import TaskConfig
 from fastmcp_tasks import TasksExtension
+from fastmcp_tasks.context import get_task_context
 
 mcp = FastMCP("taskrail-fastmcp-peer")
 mcp.add_extension(TasksExtension(url="memory://"))
@@ -108,6 +111,24 @@ async def required_task(seconds: float = 0.2) -> str:
     """Only runs as a task; without the tasks extension the call fails with -32021."""
     await asyncio.sleep(max(0.0, min(seconds, 30.0)))
     return "required task done"
+
+
+# The benchmark tool's poll hint (bench/side_by_side.sh sets it; FastMCP's default is 5 s).
+SLEEP_POLL_MS = int(os.environ.get("TASKRAIL_PEER_SLEEP_POLL_MS", "2000"))
+
+
+@mcp.tool(task=TaskConfig(mode="required", poll_interval=timedelta(milliseconds=SLEEP_POLL_MS)))
+async def sleep_task(seconds: float = 1.0) -> str:
+    """Sleep `seconds`, then finish. With TASKRAIL_PEER_DONE_LOG set, appends one JSON line
+    `{"taskId": …, "done": <unix seconds>}` as the task returns (for benchmarks)."""
+    await asyncio.sleep(max(0.0, min(seconds, 3600.0)))
+    log = os.environ.get("TASKRAIL_PEER_DONE_LOG")
+    if log:
+        info = get_task_context()
+        line = json.dumps({"taskId": info.task_id if info else None, "done": time.time()})
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    return f"slept {seconds}s"
 
 
 async def _wait_http(port: int, timeout: float = 30.0) -> None:

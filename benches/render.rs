@@ -1,0 +1,78 @@
+//! Render: one frame of the dashboard with 10,000 tasks at 200x50 (target ≤ 2 ms).
+//! Run: `cargo bench --bench render`.
+//!
+//! - `widget`: the `Dashboard` widget into a fresh buffer (view already built);
+//! - `terminal.draw`: what the loop does per frame (render, diff, backend write) on a
+//!   `TestBackend`, nothing changed since the last frame but the clock;
+//! - `draw after a change`: one snapshot applied first, so the view is rebuilt and
+//!   re-sorted (10,000 rows) before the frame — the busy-dashboard case.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use taskrail::bench::fixtures::{board, updated, working};
+use taskrail::state::update;
+use taskrail::ui::{Dashboard, Theme, render};
+
+const TASKS: usize = 10_000;
+const W: u16 = 200;
+const H: u16 = 50;
+
+fn frame(c: &mut Criterion) {
+    let now = chrono::Utc::now();
+    let theme = Theme::default();
+    let area = Rect::new(0, 0, W, H);
+    // 50 lines minus header (2), tabs, notice, footer and the table's header row.
+    let mut state = board(TASKS, 44, now);
+    let mut group = c.benchmark_group("render 10000 tasks 200x50");
+    group.bench_function("widget", |b| {
+        let mut buf = Buffer::empty(area);
+        b.iter(|| {
+            buf.reset();
+            render(&state, &theme, now, area, &mut buf);
+        })
+    });
+    let mut terminal = Terminal::new(TestBackend::new(W, H)).expect("test terminal");
+    group.bench_function("terminal.draw", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|f| {
+                    f.render_widget(
+                        Dashboard {
+                            state: &state,
+                            theme: &theme,
+                            now,
+                        },
+                        f.area(),
+                    )
+                })
+                .expect("draw");
+        })
+    });
+    let mut step = 1;
+    group.bench_function("draw after a change", |b| {
+        b.iter(|| {
+            step += 1;
+            update(&mut state, updated(working(step % TASKS, step)), now);
+            state.ensure_view();
+            terminal
+                .draw(|f| {
+                    f.render_widget(
+                        Dashboard {
+                            state: &state,
+                            theme: &theme,
+                            now,
+                        },
+                        f.area(),
+                    )
+                })
+                .expect("draw");
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, frame);
+criterion_main!(benches);

@@ -1,0 +1,177 @@
+//! `taskrail bench …`: end-to-end measurements of the real dashboard loop (`app::event_loop`
+//! on ratatui's `TestBackend`), the real engine and ledger, against the embedded demo
+//! server (in-process) or a `--server URL`. Each scenario prints its numbers and how they
+//! were obtained. The micro benchmarks (reducer, render) are criterion benches in `benches/`.
+
+pub mod fixtures;
+mod harness;
+mod scenarios;
+
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+/// `taskrail bench` options.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub scenario: Scenario,
+}
+
+/// One measurement.
+#[derive(Subcommand, Debug, Clone)]
+pub enum Scenario {
+    /// Push latency: notification sent → state applied → frame drawn (p50/p99).
+    PushLatency {
+        /// Concurrent `render_report` tasks on the demo server.
+        #[arg(long, default_value_t = 100)]
+        tasks: usize,
+        /// Pages per report (one push per page, 400 ms apart).
+        #[arg(long, default_value_t = 20)]
+        pages: u64,
+    },
+    /// Idle: CPU and frames drawn while N live tasks do not change.
+    Idle {
+        #[arg(long, default_value_t = 1000)]
+        tasks: usize,
+        #[arg(long, default_value_t = 30)]
+        secs: u64,
+        /// An external server (e.g. `taskrail serve-demo`) instead of the in-process one.
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// Start-up: first frame showing N finished tasks from the ledger, and the RSS then.
+    Startup {
+        #[arg(long, default_value_t = 10_000)]
+        tasks: usize,
+        /// A ledger already filled by `bench populate` (default: a fresh one).
+        #[arg(long)]
+        db: Option<std::path::PathBuf>,
+    },
+    /// Fill a ledger with N finished tasks (used by `startup`).
+    #[command(hide = true)]
+    Populate {
+        #[arg(long)]
+        tasks: usize,
+        #[arg(long)]
+        db: std::path::PathBuf,
+    },
+    /// Politeness: `tasks/get` per task per second against `pollIntervalMs`, push off and on.
+    Politeness {
+        #[arg(long, default_value_t = 100)]
+        tasks: usize,
+        #[arg(long, default_value_t = 20)]
+        secs: u64,
+        /// The demo server's `pollIntervalMs`.
+        #[arg(long, default_value_t = 500)]
+        poll_interval: u64,
+    },
+}
+
+/// Run one scenario; returns the process exit code.
+pub async fn run(args: BenchArgs) -> u8 {
+    let result = match args.scenario {
+        Scenario::PushLatency { tasks, pages } => scenarios::push_latency(tasks, pages).await,
+        Scenario::Idle { tasks, secs, url } => {
+            scenarios::idle(tasks, Duration::from_secs(secs), url).await
+        }
+        Scenario::Startup { tasks, db } => scenarios::startup(tasks, db).await,
+        Scenario::Populate { tasks, db } => scenarios::populate(&db, tasks),
+        Scenario::Politeness {
+            tasks,
+            secs,
+            poll_interval,
+        } => scenarios::politeness(tasks, Duration::from_secs(secs), poll_interval).await,
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("bench failed: {e:#}");
+            1
+        }
+    }
+}
+
+/// The `q`-th quantile (0..=1) of sorted values (nearest rank).
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Resident set size now and at its peak (kB), from `/proc/self/status`.
+pub fn rss_kb() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// User + system CPU time of this process so far.
+pub fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may contain spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after the name.
+    let total = ticks(11) + ticks(12);
+    let hz = 100; // USER_HZ on Linux
+    Duration::from_millis(total * 1000 / hz)
+}
+
+/// One line about the machine: cores, memory and load.
+pub fn machine_line() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    let mem_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    format!(
+        "machine: {cores} cores, {:.1} GiB, load average {}",
+        mem_kb as f64 / 1024.0 / 1024.0,
+        load.join(" ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), 50.0);
+        assert_eq!(quantile(&v, 0.99), 99.0);
+        assert_eq!(quantile(&v, 1.0), 100.0);
+        assert_eq!(quantile(&[3.0], 0.99), 3.0);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn proc_readers_see_this_process() {
+        let (rss, peak) = rss_kb();
+        assert!(rss > 0 && peak >= rss);
+        assert!(machine_line().starts_with("machine:"));
+    }
+}
