@@ -1,7 +1,7 @@
 //! The event loop only: one `tokio::select!` over terminal input, engine events, timeline
 //! loads, the outgoing command queue and a 1 Hz tick; folds everything through
-//! `state::update` and draws when dirty (capped at ~60 fps, a burst coalesced into one frame). Owns the terminal and restores
-//! it on every exit path. Must not await the network or hold state behind locks.
+//! `state::update` and draws when dirty (capped at ~60 fps, a burst coalesced into one
+//! frame). Owns the terminal and restores it on every exit path. Must not await the network or hold state behind locks.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -287,14 +287,20 @@ fn fold(
     loads: &mut FuturesUnordered<Load>,
     timeline: &dyn TimelineSource,
 ) -> bool {
-    let resized = matches!(msg, Msg::Viewport { .. });
-    let filter_rows_before = ui::areas(Rect::new(0, 0, size.width, size.height), state);
+    // The table height changes when the filter line shows or hides (keys and actions
+    // only) or a server joins the header; other messages skip the layout check.
+    let may_relayout = matches!(msg, Msg::Key(_) | Msg::Action(_));
+    let area = Rect::new(0, 0, size.width, size.height);
+    let before = may_relayout.then(|| ui::areas(area, state));
+    let servers_before = state.servers.len();
     probe.received(&msg);
     let effects = update(state, msg, chrono::Utc::now());
     probe.applied();
-    // the filter line appearing or vanishing changes the table height
-    if !resized && ui::areas(Rect::new(0, 0, size.width, size.height), state) != filter_rows_before
-    {
+    let relayout = match before {
+        Some(b) => ui::areas(area, state) != b,
+        None => state.servers.len() != servers_before,
+    };
+    if relayout {
         let m = viewport(state, size.width, size.height);
         update(state, m, chrono::Utc::now());
     }

@@ -4,10 +4,10 @@
         create N `sleep_task` tasks that all finish between base and base+spread
         seconds after the first one was created; writes one task id per line
     python fastmcp_tasks_client.py follow URL ids.txt --out detected.jsonl
-        follow those tasks to the end the way a FastMCP user would: one `ToolTask`
-        handle per task and `await handle.wait()` (which polls `tasks/get`, ramping up
-        to the server's `pollIntervalMs`); one line {"taskId", "status", "detected"}
-        per task as its terminal state is seen
+        follow those tasks to the end with FastMCP's client: per task, `tasks/get`
+        (fastmcp_tasks' own sender) every `pollIntervalMs` until terminal, at most 16
+        requests in flight; one line {"taskId", "status", "detected"} per task as its
+        terminal state is seen
     python fastmcp_tasks_client.py stamp --out detected.jsonl
         read `taskrail watch --json` lines on stdin and write the same kind of line,
         stamped on arrival, for each terminal one
@@ -50,28 +50,23 @@ async def create(url: str, n: int, base: float, spread: float, out: str) -> None
 
 async def follow(url: str, ids_file: str, out: str) -> None:
     from fastmcp import Client
-    from fastmcp_tasks.client import ToolTask
-    from fastmcp_tasks.client_models import ClientCreateTaskResult
+    from fastmcp_tasks.client import _send_get
 
     ids = [line.strip() for line in open(ids_file, encoding="utf-8") if line.strip()]
     lines: list[str] = []
+    # At most 16 requests in flight, like taskrail (more make the peer drop connections).
+    sem = asyncio.Semaphore(16)
     async with Client(url, timeout=120) as client:
 
         async def one(tid: str) -> None:
-            created = ClientCreateTaskResult.model_validate(
-                {
-                    "taskId": tid,
-                    "status": "working",
-                    "createdAt": "",
-                    "lastUpdatedAt": "",
-                    "resultType": "task",
-                },
-                by_name=False,
-            )
-            handle = ToolTask(client, "sleep_task", created)
-            final = await handle.wait(timeout=3600)
+            while True:
+                async with sem:
+                    current = await _send_get(client.session, tid)
+                if current.status in TERMINAL:
+                    break
+                await asyncio.sleep((current.poll_interval_ms or 5000) / 1000.0)
             lines.append(
-                json.dumps({"taskId": tid, "status": final.status, "detected": time.time()})
+                json.dumps({"taskId": tid, "status": current.status, "detected": time.time()})
             )
 
         await asyncio.gather(*(one(t) for t in ids))

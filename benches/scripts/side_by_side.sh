@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side by side on one FastMCP peer: `taskrail watch` following N concurrent tasks to the
-# end, then a FastMCP-client script following another N the way a FastMCP user would
-# (ToolTask.wait(), polling tasks/get at the server's pollIntervalMs). Each follower runs
+# end, then a FastMCP-client script following another N (tasks/get per task every
+# pollIntervalMs, at most 16 in flight, as taskrail). Each follower runs
 # under /usr/bin/time (CPU = user+sys, peak RSS = max resident); the peer logs when each
 # task returns and the followers' terminal lines are stamped on arrival.
 #
@@ -15,11 +15,12 @@ py="${TASKRAIL_PEERS_DIR:-$repo/.peers}/venv/bin/python"
 bin="${CARGO_TARGET_DIR:-$repo/target}/release/taskrail"
 here="$repo/benches/scripts"
 out="$(mktemp -d)"
-trap 'kill "$peer_pid" 2>/dev/null || true; rm -rf "$out"' EXIT
+trap 'kill "$peer_pid" 2>/dev/null || true; [[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
 [[ -x "$bin" ]] || { echo "build first: cargo build --release" >&2; exit 2; }
 [[ -x "$py" ]] || { echo "install the peers first: bash tests/interop/setup.sh" >&2; exit 2; }
 
 TASKRAIL_PEER_DONE_LOG="$out/done.jsonl" TASKRAIL_PEER_SLEEP_POLL_MS="$poll_ms" \
+  TASKRAIL_PEER_CONCURRENCY=$(( 2 * n + 100 )) \
   "$py" "$repo/tests/interop/fastmcp_peer.py" >"$out/peer.out" 2>"$out/peer.err" &
 peer_pid=$!
 for _ in $(seq 300); do grep -q READY "$out/peer.out" 2>/dev/null && break; sleep 0.1; done
@@ -36,7 +37,7 @@ echo "round 1: taskrail watch"
 "$py" "$here/fastmcp_tasks_client.py" create "$url" "$n" --base "$base" --spread "$spread" --out "$out/taskrail.ids"
 mapfile -t ids <"$out/taskrail.ids"
 /usr/bin/time -f '%U %S %M %e' -o "$out/taskrail.time" \
-  "$bin" --db "$out/ledger.db" --log-file "$out/taskrail.log" watch --server "$url" --json "${ids[@]}" \
+  "$bin" --db "$out/ledger.db" --log-file "$out/taskrail.log" watch --server "$url" --json -- "${ids[@]}" \
   2>"$out/taskrail.err" | python3 "$here/fastmcp_tasks_client.py" stamp --out "$out/taskrail.detected" || true
 
 echo "round 2: FastMCP client"

@@ -57,7 +57,7 @@ def main() -> None:
     out, poll_ms = sys.argv[1], float(sys.argv[2])
     done = {d["taskId"]: d["done"] for d in load_jsonl(f"{out}/done.jsonl") if d.get("taskId")}
     rows = []
-    for key, name in (("taskrail", "taskrail watch --json"), ("fastmcp", "FastMCP Client + ToolTask.wait()")):
+    for key, name in (("taskrail", "taskrail watch --json"), ("fastmcp", "FastMCP Client polling tasks/get")):
         ids = [l.strip() for l in open(f"{out}/{key}.ids", encoding="utf-8") if l.strip()]
         rows.append(side(name, f"{out}/{key}.detected", f"{out}/{key}.time", done, ids))
     print(f"side by side: same FastMCP 4.1.4 peer, pollIntervalMs {poll_ms:.0f}, rounds one after the other")

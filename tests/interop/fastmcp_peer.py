@@ -31,7 +31,10 @@ from fastmcp_tasks import TasksExtension
 from fastmcp_tasks.context import get_task_context
 
 mcp = FastMCP("taskrail-fastmcp-peer")
-mcp.add_extension(TasksExtension(url="memory://"))
+# Tasks run at most this many at once (fastmcp-tasks' default is 10; the side-by-side
+# benchmark raises it with TASKRAIL_PEER_CONCURRENCY to run all its tasks concurrently).
+_CONCURRENCY = int(os.environ.get("TASKRAIL_PEER_CONCURRENCY", "0")) or None
+mcp.add_extension(TasksExtension(url="memory://", concurrency=_CONCURRENCY))
 
 # A short poll hint keeps polling clients quick in tests (the default is 5 s).
 TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=500))
