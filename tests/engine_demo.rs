@@ -419,3 +419,93 @@ async fn a_stale_snapshot_after_a_terminal_one_is_ignored() {
         assert_eq!(pages.len(), 1, "{id}: {statuses:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_tasks_are_answered_and_cancelled_through_the_engine() {
+    let opts = DemoOptions {
+        time_scale: 0.05,
+        legacy: true,
+        poll_interval: 200,
+        ..Default::default()
+    };
+    let mut rig = rig(
+        opts,
+        EngineConfig {
+            poll_floor: Duration::from_millis(50),
+            ..Default::default()
+        },
+    )
+    .await;
+    rig.call(1, "wait_for_input", json!({ "prompt": "legacy value" }))
+        .await;
+    rig.call(2, "import_rows", json!({ "count": 1_000_000 }))
+        .await;
+    rig.call(3, "lint", json!({ "repo": "r" })).await;
+    // Cancel the import as soon as it exists.
+    let mut seen = Seen::default();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while seen.finals.len() < 3 {
+        let ev = tokio::time::timeout_at(deadline, rig.events.recv())
+            .await
+            .expect("tasks end")
+            .expect("engine runs");
+        match ev {
+            EngineEvent::CallFinished {
+                call_id,
+                result: CallResult::Task { task_id },
+                ..
+            } => {
+                if call_id == 2 {
+                    rig.engine
+                        .send(EngineCommand::Cancel {
+                            server: rig.id.clone(),
+                            task_id: task_id.clone(),
+                        })
+                        .await;
+                }
+                seen.calls.insert(call_id, task_id);
+            }
+            EngineEvent::InputRequested { task_id, key, .. } => {
+                seen.inputs.push((task_id.clone(), key.clone()));
+                let responses = BTreeMap::from([(
+                    key,
+                    json!({ "action": "accept", "content": { "value": "from-the-engine" } }),
+                )]);
+                rig.engine
+                    .send(EngineCommand::Answer {
+                        server: rig.id.clone(),
+                        task_id,
+                        responses,
+                    })
+                    .await;
+            }
+            EngineEvent::TaskUpdated { task, .. }
+                if task.status.is_terminal() && task.result.is_some() || task.error.is_some() =>
+            {
+                seen.finals.insert(task.task_id.clone(), task);
+            }
+            EngineEvent::TaskUpdated { task, .. } if task.status == TaskStatus::Cancelled => {
+                seen.finals.insert(task.task_id.clone(), task);
+            }
+            _ => {}
+        }
+    }
+    rig.stop().await;
+    assert_eq!(seen.inputs.len(), 1, "one prompt");
+    let answered = &seen.finals[&seen.calls[&1]];
+    assert_eq!(answered.status, TaskStatus::Completed);
+    assert!(
+        answered
+            .result
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("from-the-engine")
+    );
+    assert_eq!(seen.finals[&seen.calls[&2]].status, TaskStatus::Cancelled);
+    let lint = &seen.finals[&seen.calls[&3]];
+    assert!(
+        lint.status == TaskStatus::Failed && lint.is_tool_error(),
+        "legacy reports a tool error as failed with the result"
+    );
+}

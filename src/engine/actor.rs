@@ -192,7 +192,11 @@ impl ServerActor {
             t.abort();
         }
         if let Some(c) = self.client.take() {
-            c.close().await;
+            if self.followed_ids().is_empty() {
+                c.close().await;
+            } else {
+                c.detach().await;
+            }
         }
     }
 
