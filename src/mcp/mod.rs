@@ -9,6 +9,7 @@ pub mod error;
 pub mod http;
 pub mod jsonrpc;
 pub mod legacy;
+pub mod param_headers;
 pub mod push;
 pub mod stdio;
 pub mod transport;
