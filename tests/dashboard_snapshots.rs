@@ -552,3 +552,24 @@ fn ten_thousand_tasks_render_only_visible_rows() {
         "newest-first tie broken by id, last row is t00000"
     );
 }
+
+#[test]
+fn a_tool_error_is_not_shown_as_success() {
+    let mut s = board();
+    let mut lint = task(
+        "l1nt000001",
+        TaskStatus::Completed,
+        Some("Completed with a tool error"),
+        "2026-07-28T09:59:30Z",
+    );
+    lint.result = Some(json!({
+        "content": [{"type": "text", "text": "lint found 3 problems"}],
+        "isError": true
+    }));
+    apply(
+        &mut s,
+        vec![known("demo", "l1nt000001", "lint"), upd("demo", lint)],
+    );
+    select(&mut s, "l1nt000001");
+    snap("tool_error", &mut s);
+}
