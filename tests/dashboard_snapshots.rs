@@ -573,3 +573,23 @@ fn a_tool_error_is_not_shown_as_success() {
     select(&mut s, "l1nt000001");
     snap("tool_error", &mut s);
 }
+
+#[test]
+fn tiny_terminal_drops_the_clock_instead_of_gluing_it_on() {
+    let mut s = board();
+    select(&mut s, "w0rk1ng001");
+    for (w, h) in [(30, 6), (12, 3), (1, 1)] {
+        let a = taskrail::ui::areas(ratatui::layout::Rect::new(0, 0, w, h), &s);
+        apply(
+            &mut s,
+            vec![Msg::Viewport {
+                table_rows: taskrail::ui::table_rows(&a),
+                page_rows: 1,
+            }],
+        );
+        let backend = render(&s, w, h);
+        if w == 30 {
+            insta::assert_snapshot!("tiny_30x6", backend);
+        }
+    }
+}
