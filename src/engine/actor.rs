@@ -192,7 +192,11 @@ impl ServerActor {
             t.abort();
         }
         if let Some(c) = self.client.take() {
-            c.close().await;
+            if self.followed_ids().is_empty() {
+                c.close().await;
+            } else {
+                c.detach().await;
+            }
         }
     }
 
@@ -449,7 +453,6 @@ impl ServerActor {
                 self.update_listen_ids();
             }
             EngineCommand::Refresh { task_id, .. } => {
-                let now = Instant::now();
                 let ids: Vec<String> = match task_id {
                     Some(id) => vec![id],
                     None => self.followed_ids().into_iter().collect(),
@@ -458,7 +461,6 @@ impl ServerActor {
                     if self.tasks.contains_key(&id) {
                         self.start_get(&id, UpdateSource::Poll);
                     }
-                    let _ = now;
                 }
             }
             EngineCommand::ListTools { .. } => {
@@ -620,6 +622,7 @@ impl ServerActor {
             return false;
         }
         tr.poll_in_flight = true;
+        tr.last_get = Some(Instant::now());
         self.in_flight += 1;
         self.seq += 1;
         self.stats.request();
@@ -676,12 +679,7 @@ impl ServerActor {
     /// Next poll time for a task after a successful observation.
     fn poll_delay(&self, task_id: &str) -> Duration {
         let tr = self.tasks.get(task_id);
-        let hinted = tr
-            .and_then(|t| t.last.as_ref())
-            .and_then(|t| t.poll_interval_ms)
-            .map(Duration::from_millis);
-        let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
-        let base = hinted.unwrap_or(self.cfg.default_poll).max(floor);
+        let base = self.poll_interval(task_id);
         let base = if tr.is_some_and(|t| t.pushed) {
             base.max(self.cfg.safety_poll)
         } else {
@@ -689,6 +687,35 @@ impl ServerActor {
         };
         // Jitter only ever adds, so the rate never exceeds one request per interval.
         base + base.mul_f64(fastrand::f64() * 0.1)
+    }
+
+    /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint.
+    fn poll_interval(&self, task_id: &str) -> Duration {
+        let hinted = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.last.as_ref())
+            .and_then(|t| t.poll_interval_ms)
+            .map(Duration::from_millis);
+        let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
+        hinted.unwrap_or(self.cfg.default_poll).max(floor)
+    }
+
+    /// Poll again soon (after an answer or a cancel), but never sooner than one
+    /// interval after the previous `tasks/get`.
+    fn poll_soon(&mut self, task_id: &str) {
+        let follow = self
+            .tasks
+            .get(task_id)
+            .is_some_and(|t| !t.pushed && !t.terminal && !t.expired);
+        if !follow {
+            return;
+        }
+        let mut due = Instant::now() + Duration::from_millis(300);
+        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last_get) {
+            due = due.max(last + self.poll_interval(task_id));
+        }
+        self.schedule.set_if_earlier(task_id, due);
     }
 
     async fn on_internal(&mut self, msg: Internal) {
@@ -912,18 +939,8 @@ impl ServerActor {
             latency_ms,
         })
         .await;
+        // The ledger records `input_requested` with the snapshot itself.
         for (key, request) in r.new_inputs {
-            let (server, id, k, detail) = (
-                self.spec.id.0.clone(),
-                task_id.clone(),
-                key.clone(),
-                json!({ "key": key, "method": request.method }),
-            );
-            let _ = k;
-            self.ledger(move |l| {
-                l.record_event(&server, &id, EventKind::InputRequested, None, &detail)
-            })
-            .await;
             self.emit(EngineEvent::InputRequested {
                 server: self.id(),
                 task_id: task_id.clone(),
@@ -1151,14 +1168,7 @@ impl ServerActor {
                 })
                 .await;
                 // Learn soon whether the server moved on (it may lag: eventual consistency).
-                if self
-                    .tasks
-                    .get(&task_id)
-                    .is_some_and(|t| !t.pushed && !t.terminal)
-                {
-                    self.schedule
-                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
-                }
+                self.poll_soon(&task_id);
             }
             Err(e) => {
                 self.stats.error();
@@ -1198,14 +1208,7 @@ impl ServerActor {
                     self.apply(task, seq, UpdateSource::Poll, None).await;
                 }
                 // Keep following until the task is terminal: it may complete anyway.
-                if self
-                    .tasks
-                    .get(&task_id)
-                    .is_some_and(|t| !t.terminal && !t.pushed)
-                {
-                    self.schedule
-                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
-                }
+                self.poll_soon(&task_id);
             }
             Err(e) => {
                 self.stats.error();
