@@ -49,8 +49,8 @@ impl Tab {
             Tab::All => true,
             Tab::Active => !row.is_terminal(),
             Tab::Input => row.needs_input(),
-            Tab::Done => row.status() == Some(&TaskStatus::Completed),
-            Tab::Failed => row.status() == Some(&TaskStatus::Failed),
+            Tab::Done => row.status() == Some(&TaskStatus::Completed) && !row.tool_error(),
+            Tab::Failed => row.status() == Some(&TaskStatus::Failed) || row.tool_error(),
             Tab::Cancelled => row.status() == Some(&TaskStatus::Cancelled),
         }
     }
@@ -129,6 +129,7 @@ impl SortColumn {
 fn status_rank(r: &TaskRow) -> u8 {
     match r.status() {
         _ if r.needs_input() => 0,
+        _ if r.tool_error() => 4,
         Some(TaskStatus::Working) => 1,
         Some(TaskStatus::Other(_)) | None => 2,
         Some(TaskStatus::InputRequired) => 3,
@@ -186,6 +187,7 @@ impl Filter {
         row.tool.as_deref().is_some_and(|t| re.is_match(t))
             || re.is_match(&row.key.task_id)
             || row.status().is_some_and(|s| re.is_match(s.as_str()))
+            || (row.tool_error() && re.is_match("tool error"))
             || row
                 .task
                 .as_ref()

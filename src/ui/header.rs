@@ -39,9 +39,12 @@ impl Widget for Header<'_> {
         }
         let clock = now.format("%H:%M:%S UTC").to_string();
         let used: usize = title.iter().map(|s| s.width()).sum();
-        let pad = (area.width as usize).saturating_sub(used + clock.len() + 1);
-        title.push(Span::raw(" ".repeat(pad)));
-        title.push(Span::styled(clock, theme.dim));
+        // the clock only where it fits with a space before it
+        if used + 1 + clock.len() < area.width as usize {
+            let pad = area.width as usize - used - clock.len() - 1;
+            title.push(Span::raw(" ".repeat(pad)));
+            title.push(Span::styled(clock, theme.dim));
+        }
         Line::from(title).render(Rect { height: 1, ..area }, buf);
 
         let rows = area.height.saturating_sub(1) as usize;

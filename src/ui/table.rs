@@ -237,6 +237,7 @@ fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
             format!("{} {} anyway", status_icon(&s), s.as_str()),
             theme.status(&s),
         ),
+        Phase::ToolError => ("✖ tool error".to_string(), theme.failed),
         Phase::Done(s) => (
             format!("{} {}", status_icon(&s), s.as_str()),
             theme.status(&s),
