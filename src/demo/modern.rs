@@ -139,7 +139,7 @@ fn validate<'a>(
         }
     }
     if method == "tools/call" {
-        check_param_headers(headers, &params)?;
+        check_param_headers(headers, params)?;
     }
     let tasks_declared = caps
         .get("extensions")
