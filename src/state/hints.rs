@@ -39,6 +39,23 @@ pub fn record(server: &mut ServerState, hint: Hint, detail: &str, now: Now) {
     }
 }
 
+/// Break `text` into lines of at most `width` characters at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("never empty");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
 /// Every server's hints with advice, for the hints view.
 pub fn hints_doc(state: &State) -> Vec<DocLine> {
     let mut out = Vec::new();
@@ -66,7 +83,9 @@ pub fn hints_doc(state: &State) -> Vec<DocLine> {
                 "since",
                 r.first_at.format("%H:%M:%S UTC").to_string(),
             ));
-            out.push(DocLine::new(LineKind::Body, r.hint.advice()));
+            for line in wrap(r.hint.advice(), 76) {
+                out.push(DocLine::new(LineKind::Body, line));
+            }
             out.push(DocLine::new(LineKind::Dim, ""));
         }
     }

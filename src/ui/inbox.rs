@@ -53,9 +53,9 @@ impl Widget for InboxPopup<'_> {
         let width = inner.width as usize;
         let narrow = width < 70;
         let header = if narrow {
-            " age  task      message"
+            " age    task      message"
         } else {
-            " age  server       task      tool          message"
+            " age    server       task      tool          message"
         };
         Line::styled(fit(header, width), theme.table_header)
             .render(Rect { height: 1, ..inner }, buf);
@@ -73,7 +73,8 @@ impl Widget for InboxPopup<'_> {
                 .since
                 .map(|t| short_duration(now - t))
                 .unwrap_or_else(|| "?".into());
-            let mut spans = vec![Span::styled(format!(" {age:<4} "), theme.dim)];
+            let mark = if i == selected { "›" } else { " " };
+            let mut spans = vec![Span::styled(format!("{mark}{age:<6} "), theme.dim)];
             if !narrow {
                 spans.push(Span::styled(
                     format!(
