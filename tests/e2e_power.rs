@@ -271,14 +271,13 @@ fn the_inbox_answers_in_place_and_rerun_links_the_new_task() {
     tmux.quit();
     let ls = tr.run(&["ls", "--all", "--json"], CLI_LIMIT);
     assert_eq!(ls.code, Some(0), "{ls:?}");
-    let tasks = ls.json();
+    let tasks = ls.json_lines();
+    assert_eq!(tasks.len(), 2, "{tasks:#?}");
     let rerun = tasks
-        .as_array()
-        .expect("ls --json is an array")
         .iter()
         .find(|t| t["task_id"] != first.as_str())
-        .unwrap_or_else(|| panic!("no second task: {tasks:#}"));
-    assert_eq!(rerun["parent_task"], first.as_str(), "{tasks:#}");
+        .unwrap_or_else(|| panic!("no second task: {tasks:#?}"));
+    assert_eq!(rerun["parent_task"], first.as_str(), "{tasks:#?}");
     assert_eq!(rerun["tool"], "deploy");
     assert_eq!(rerun["arguments"]["service"], "billing");
 }
