@@ -208,7 +208,11 @@ impl ServerActor {
             t.abort();
         }
         if let Some(c) = self.client.take() {
-            c.close().await;
+            if self.followed_ids().is_empty() {
+                c.close().await;
+            } else {
+                c.detach().await;
+            }
         }
     }
 
@@ -639,6 +643,7 @@ impl ServerActor {
             return false;
         }
         tr.poll_in_flight = true;
+        tr.last_get = Some(Instant::now());
         self.in_flight += 1;
         self.seq += 1;
         self.stats.request();
@@ -695,12 +700,7 @@ impl ServerActor {
     /// Next poll time for a task after a successful observation.
     fn poll_delay(&self, task_id: &str) -> Duration {
         let tr = self.tasks.get(task_id);
-        let hinted = tr
-            .and_then(|t| t.last.as_ref())
-            .and_then(|t| t.poll_interval_ms)
-            .map(Duration::from_millis);
-        let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
-        let base = hinted.unwrap_or(self.cfg.default_poll).max(floor);
+        let base = self.poll_interval(task_id);
         let base = if tr.is_some_and(|t| t.pushed) {
             base.max(self.cfg.safety_poll)
         } else {
@@ -708,6 +708,35 @@ impl ServerActor {
         };
         // Jitter only ever adds, so the rate never exceeds one request per interval.
         base + base.mul_f64(fastrand::f64() * 0.1)
+    }
+
+    /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint.
+    fn poll_interval(&self, task_id: &str) -> Duration {
+        let hinted = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.last.as_ref())
+            .and_then(|t| t.poll_interval_ms)
+            .map(Duration::from_millis);
+        let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
+        hinted.unwrap_or(self.cfg.default_poll).max(floor)
+    }
+
+    /// Poll again soon (after an answer or a cancel), but never sooner than one
+    /// interval after the previous `tasks/get`.
+    fn poll_soon(&mut self, task_id: &str) {
+        let follow = self
+            .tasks
+            .get(task_id)
+            .is_some_and(|t| !t.pushed && !t.terminal && !t.expired);
+        if !follow {
+            return;
+        }
+        let mut due = Instant::now() + Duration::from_millis(300);
+        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last_get) {
+            due = due.max(last + self.poll_interval(task_id));
+        }
+        self.schedule.set_if_earlier(task_id, due);
     }
 
     async fn on_internal(&mut self, msg: Internal) {
@@ -1190,14 +1219,7 @@ impl ServerActor {
                 })
                 .await;
                 // Learn soon whether the server moved on (it may lag: eventual consistency).
-                if self
-                    .tasks
-                    .get(&task_id)
-                    .is_some_and(|t| !t.pushed && !t.terminal)
-                {
-                    self.schedule
-                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
-                }
+                self.poll_soon(&task_id);
             }
             Err(e) => {
                 self.stats.error();
@@ -1237,14 +1259,7 @@ impl ServerActor {
                     self.apply(task, seq, UpdateSource::Poll, None).await;
                 }
                 // Keep following until the task is terminal: it may complete anyway.
-                if self
-                    .tasks
-                    .get(&task_id)
-                    .is_some_and(|t| !t.terminal && !t.pushed)
-                {
-                    self.schedule
-                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
-                }
+                self.poll_soon(&task_id);
             }
             Err(e) => {
                 self.stats.error();

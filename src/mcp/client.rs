@@ -649,4 +649,12 @@ impl McpClient {
     pub async fn close(&self) {
         self.transport.close().await;
     }
+
+    /// Let go of the connection but leave a legacy session alive: servers may cancel a
+    /// session's unfinished tasks when it ends, and those tasks must keep running.
+    pub async fn detach(&self) {
+        if let Transport::Stdio(s) = &self.transport {
+            s.shutdown().await;
+        }
+    }
 }
