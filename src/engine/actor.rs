@@ -469,7 +469,6 @@ impl ServerActor {
                 self.update_listen_ids();
             }
             EngineCommand::Refresh { task_id, .. } => {
-                let now = Instant::now();
                 let ids: Vec<String> = match task_id {
                     Some(id) => vec![id],
                     None => self.followed_ids().into_iter().collect(),
@@ -478,7 +477,6 @@ impl ServerActor {
                     if self.tasks.contains_key(&id) {
                         self.start_get(&id, UpdateSource::Poll);
                     }
-                    let _ = now;
                 }
             }
             EngineCommand::ListTools { .. } => {
@@ -975,18 +973,8 @@ impl ServerActor {
             latency_ms,
         })
         .await;
+        // The ledger records `input_requested` with the snapshot itself.
         for (key, request) in r.new_inputs {
-            let (server, id, k, detail) = (
-                self.spec.id.0.clone(),
-                task_id.clone(),
-                key.clone(),
-                json!({ "key": key, "method": request.method }),
-            );
-            let _ = k;
-            self.ledger(move |l| {
-                l.record_event(&server, &id, EventKind::InputRequested, None, &detail)
-            })
-            .await;
             self.emit(EngineEvent::InputRequested {
                 server: self.id(),
                 task_id: task_id.clone(),

@@ -14,6 +14,9 @@ pub mod stdio;
 pub mod transport;
 pub mod types;
 
+#[cfg(test)]
+mod decode_tests;
+
 pub use client::McpClient;
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
