@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::api::*;
+use super::conformance::{Conformance, Finding};
 use super::listen::{ListenMsg, backoff, run_legacy_stream, run_listen};
 use super::schedule::Schedule;
 use super::stats::RequestStats;
@@ -85,6 +86,7 @@ pub(super) struct ServerActor {
     stats: RequestStats,
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
+    conformance: Conformance,
 }
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
@@ -129,6 +131,7 @@ impl ServerActor {
             degraded: false,
             stats: RequestStats::default(),
             queued: Vec::new(),
+            conformance: Conformance::default(),
         }
     }
 
@@ -147,6 +150,19 @@ impl ServerActor {
             text,
         })
         .await;
+    }
+
+    /// Report conformance findings (hints for the server's authors).
+    async fn hints(&self, findings: impl IntoIterator<Item = Finding>) {
+        for (hint, detail) in findings {
+            tracing::info!(server = %self.spec.id, "conformance: {}: {detail}", hint.title());
+            self.emit(EngineEvent::ServerMisbehaved {
+                server: self.id(),
+                hint,
+                detail,
+            })
+            .await;
+        }
     }
 
     async fn ledger<R: Send + 'static>(
@@ -465,8 +481,11 @@ impl ServerActor {
             }
             EngineCommand::ListTools { .. } => {
                 let Some(client) = self.client.clone() else {
-                    self.notice(NoticeLevel::Warn, "not connected: cannot list tools".into())
-                        .await;
+                    self.emit(EngineEvent::ToolsListFailed {
+                        server: self.id(),
+                        error: "not connected".into(),
+                    })
+                    .await;
                     return;
                 };
                 self.stats.request();
@@ -766,8 +785,12 @@ impl ServerActor {
                 .await
             }
             Internal::Tools(Err(e)) => {
-                self.notice(NoticeLevel::Error, format!("tools/list failed: {e}"))
-                    .await
+                self.stats.error();
+                self.emit(EngineEvent::ToolsListFailed {
+                    server: self.id(),
+                    error: e.to_string(),
+                })
+                .await
             }
             Internal::Listen(m) => self.on_listen(m).await,
         }
@@ -803,15 +826,21 @@ impl ServerActor {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.consecutive_errors = 0;
                 }
+                self.conformance.found(&task_id);
                 let terminal_before = self.tasks.get(&task_id).is_some_and(|t| t.terminal);
                 if terminal_before {
+                    self.check_terminal(&task, source).await;
                     self.merge_payload(&task_id, task.result, task.error).await;
                     return;
                 }
                 self.apply(task, observed, source, Some(latency_ms)).await;
                 self.reschedule(&task_id);
             }
-            Err(McpError::TaskNotFound { message }) => self.expire(&task_id, &message).await,
+            Err(McpError::TaskNotFound { message }) => {
+                let finding = self.conformance.not_found(&task_id);
+                self.hints(finding).await;
+                self.expire(&task_id, &message).await
+            }
             Err(e) => self.on_request_error(&task_id, e).await,
         }
     }
@@ -921,10 +950,15 @@ impl ServerActor {
         let Some(tr) = self.tasks.get_mut(&task_id) else {
             return;
         };
+        let pushed = tr.pushed;
         let r = tr.ingest(task.clone(), observed);
         if !r.applied {
             return;
         }
+        let findings =
+            self.conformance
+                .snapshot(&task, source, pushed, r.changed, chrono::Utc::now());
+        self.hints(findings).await;
         let era = self.client.as_ref().map(|c| c.era());
         if r.changed || source != UpdateSource::Poll {
             let (server, snap) = (self.spec.id.0.clone(), task.clone());
@@ -950,6 +984,8 @@ impl ServerActor {
             .await;
         }
         for key in r.reused_keys {
+            let finding = self.conformance.key_reused(&task_id, &key);
+            self.hints(finding).await;
             self.notice(
                 NoticeLevel::Warn,
                 format!(
@@ -1085,6 +1121,9 @@ impl ServerActor {
             Ok(CallOutcome::Task(task)) => {
                 let task_id = task.task_id.clone();
                 let era = self.client.as_ref().map(|c| c.era()).unwrap_or(Era::Modern);
+                let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
+                let finding = self.conformance.created(&task_id, era, declared);
+                self.hints(finding).await;
                 let (server, t, a, tl, p) = (self.spec.id.0.clone(), task.clone(), arguments.clone(), tool.clone(), parent.clone());
                 // The id is committed to the ledger before anything reports it.
                 self.ledger(move |l| l.record_created(&server, era, &tl, &a, &t, p.as_deref())).await;
@@ -1268,6 +1307,7 @@ impl ServerActor {
         let seq = self.seq;
         let id = task.task_id.clone();
         if self.tasks.get(&id).is_some_and(|t| t.terminal) {
+            self.check_terminal(&task, UpdateSource::Push).await;
             self.merge_payload(&id, task.result, task.error).await;
             return;
         }
@@ -1369,6 +1409,19 @@ impl ServerActor {
                     self.schedule.set_if_earlier(&id, due);
                 }
             }
+        }
+    }
+
+    /// A snapshot of a task already terminal must repeat that terminal state.
+    async fn check_terminal(&mut self, task: &Task, source: UpdateSource) {
+        let first = self
+            .tasks
+            .get(&task.task_id)
+            .and_then(|t| t.last.as_ref())
+            .map(|t| t.status.clone());
+        if let Some(first) = first {
+            let finding = self.conformance.after_terminal(&first, task, source);
+            self.hints(finding).await;
         }
     }
 

@@ -150,6 +150,12 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Replace the pattern (`:filter REGEX`); empty clears it.
+    pub fn set(&mut self, text: &str) {
+        self.input = Input::new(text.to_string());
+        self.recompile();
+    }
+
     pub fn edit(&mut self, req: InputRequest) {
         self.input.handle(req);
         self.recompile();
@@ -203,6 +209,8 @@ pub struct Board {
     pub sort: SortColumn,
     pub descending: bool,
     pub filter: Filter,
+    /// Show only this server's tasks (`:server NAME`).
+    pub server: Option<crate::engine::ServerId>,
     /// Keys of the visible rows in display order (rebuilt lazily when `dirty`).
     pub view: Vec<TaskKey>,
     pub dirty: bool,
@@ -222,6 +230,7 @@ impl Default for Board {
             sort: SortColumn::Created,
             descending: true,
             filter: Filter::default(),
+            server: None,
             view: Vec::new(),
             dirty: true,
             selected: None,
@@ -243,6 +252,9 @@ impl Board {
         let mut counts = [0usize; 6];
         let mut view: Vec<&TaskRow> = Vec::with_capacity(rows.len());
         for row in rows.values() {
+            if self.server.as_ref().is_some_and(|s| &row.key.server != s) {
+                continue;
+            }
             for (i, tab) in Tab::ALL.iter().enumerate() {
                 if tab.matches(row) {
                     counts[i] += 1;

@@ -66,6 +66,11 @@ pub(super) fn open_input_form(state: &mut State, now: Now) {
         Some(Modal::Detail(d)) => Some(d.key.clone()),
         _ => state.board.selected.clone(),
     };
+    open_input_form_for(state, key, now)
+}
+
+/// Open the input form of the task `key` (notices when there is nothing to answer).
+pub(super) fn open_input_form_for(state: &mut State, key: Option<super::TaskKey>, now: Now) {
     let Some(row) = key.as_ref().and_then(|k| state.tasks.get(k)) else {
         return state.notify(NoticeLevel::Info, "no task selected", now);
     };

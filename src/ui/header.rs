@@ -1,5 +1,5 @@
 //! The header: the title line and one line per server (era, push/poll, health, request
-//! rate, inbox count). Must not mutate state.
+//! rate, inbox count, conformance-hint badge). Must not mutate state.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -92,6 +92,15 @@ impl Widget for Header<'_> {
                 spans.push(Span::styled(format!("  ✎ {inbox}"), theme.input));
             } else if !narrow {
                 spans.push(Span::styled("  inbox 0", theme.dim));
+            }
+            if !s.hints.is_empty() {
+                let n = s.hints.len();
+                let badge = if narrow {
+                    format!("  ⚠{n}")
+                } else {
+                    format!("  ⚠ {n} hint{}", if n == 1 { "" } else { "s" })
+                };
+                spans.push(Span::styled(badge, theme.warn));
             }
             if !narrow && s.errors_total > 0 {
                 spans.push(Span::styled(

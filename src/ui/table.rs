@@ -364,7 +364,11 @@ impl Widget for Tabs<'_> {
             }
         }
         let arrow = if state.board.descending { "↓" } else { "↑" };
-        let sort = format!("sort {}{arrow} ", state.board.sort.title());
+        let only = match &state.board.server {
+            Some(s) => format!("{} · ", crate::sanitize::sanitize_line(s.as_str(), 20)),
+            None => String::new(),
+        };
+        let sort = format!("{only}sort {}{arrow} ", state.board.sort.title());
         let used: usize = spans.iter().map(|s| s.width()).sum();
         if used + sort.len() < area.width as usize {
             spans.push(Span::raw(
