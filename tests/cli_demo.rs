@@ -252,3 +252,38 @@ fn a_killed_watch_resumes_every_task_and_reports_one_that_expired() {
     let pending = tr.run(&["ls", "--json"], LIMIT);
     assert_eq!(pending.stdout.trim(), "", "nothing left to resume");
 }
+
+#[test]
+fn ctrl_c_while_following_detaches_and_says_how_to_resume() {
+    let server = demo(false);
+    let tr = Taskrail::new();
+    let mut call = tr.spawn(&[
+        "call",
+        "-s",
+        &server.url,
+        "import_rows",
+        "--args",
+        r#"{"count":1000000}"#,
+    ]);
+    call.wait_stderr("created", LIMIT);
+    let pid = call.child.id().to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let run = call.finish(LIMIT);
+    assert_eq!(run.code, Some(130), "{run:#?}");
+    assert!(
+        run.stderr.contains("keeps running")
+            && run.stderr.contains("resume with: taskrail watch --server"),
+        "{}",
+        run.stderr
+    );
+    let ls = tr.run(&["ls", "--json"], LIMIT);
+    assert!(
+        ls.stdout.contains("import_rows"),
+        "the task is in the ledger to resume: {}",
+        ls.stdout
+    );
+}

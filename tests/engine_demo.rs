@@ -191,6 +191,10 @@ async fn push_delivers_every_transition_with_one_resync_per_subscription() {
         );
     }
     let total_gets = stats["methods"]["tasks/get"].as_u64().unwrap_or(0);
+    println!(
+        "push, 50 tasks: {pushes} pushes applied, {total_gets} tasks/get, {listens} listens, {} notifications sent",
+        stats["notificationsSent"]
+    );
     assert!(
         total_gets <= 50,
         "{total_gets} tasks/get for 50 tasks over {listens} listens"
@@ -310,6 +314,11 @@ async fn without_push_each_task_is_polled_at_most_once_per_poll_interval() {
         gaps.extend(t.windows(2).map(|w| w[1] - w[0]));
     }
     let min = *gaps.iter().min().unwrap();
+    let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+    println!(
+        "no push, 10 tasks, pollIntervalMs 300: {} tasks/get, gap min {min} ms, mean {mean:.0} ms",
+        gaps.len() + 10
+    );
     // Server-side clock: allow for transport jitter between two requests.
     assert!(
         min + 25 >= 300,
@@ -363,6 +372,10 @@ async fn http_503_backs_off_and_honours_retry_after() {
     let stats = rig.stop().await;
     assert_eq!(seen.finals.len(), created);
     let refused = stats["http503"].as_u64().unwrap() as f64;
+    println!(
+        "503 rate 0.5, {created} tasks: {refused} refusals, {} requests served in {elapsed:.1} s",
+        stats["methods"]
+    );
     // Retry-After: 1 pauses the server's polling for a second after each 503, so refusals
     // stay near one per second instead of half of ~200 requests per second.
     assert!(
