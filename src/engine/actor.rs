@@ -447,7 +447,7 @@ impl ServerActor {
                 self.stats.request();
                 let tx = self.internal_tx.clone();
                 tokio::spawn(async move {
-                    let result = client.call_tool(&tool, arguments.clone(), None).await;
+                    let result = call_with_retry(&client, &tool, &arguments).await;
                     let _ = tx
                         .send(Internal::Called {
                             call_id,
@@ -1434,6 +1434,32 @@ impl ServerActor {
                 errors_total: errors,
             })
             .await;
+        }
+    }
+}
+
+/// `tools/call`, sent again (at most twice) when the server refuses it with 429 or 503:
+/// it was not processed, and `Retry-After` says when to come back.
+async fn call_with_retry(
+    client: &McpClient,
+    tool: &str,
+    arguments: &Value,
+) -> Result<CallOutcome, McpError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match client.call_tool(tool, arguments.clone(), None).await {
+            Err(McpError::Http {
+                status: 429 | 503,
+                retry_after,
+                ..
+            }) if attempt < 3 => {
+                let wait = retry_after
+                    .unwrap_or(Duration::from_secs(1))
+                    .min(Duration::from_secs(30));
+                tokio::time::sleep(wait).await;
+            }
+            other => return other,
         }
     }
 }
