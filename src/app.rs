@@ -1,14 +1,18 @@
-//! The event loop only: one `tokio::select!` over terminal input, engine events, timeline
-//! loads, the outgoing command queue and a 1 Hz tick; folds everything through
-//! `state::update` and draws when dirty (capped at ~60 fps, a burst coalesced into one
-//! frame). Owns the terminal and restores it on every exit path. Must not await the network or hold state behind locks.
+//! The event loop only: one `tokio::select!` over terminal input (keys and mouse), engine
+//! events, timeline loads and exports, the outgoing command queue and a 1 Hz tick; folds
+//! everything through `state::update` and draws when dirty (at most ~60 fps, a burst of
+//! engine events coalesced into one frame). Owns the
+//! terminal (and the bell / desktop notifications written to it) and restores it on every
+//! exit path. Must not await the network or hold state behind locks.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{
+    Event, EventStream, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
 use futures::Stream;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -18,9 +22,10 @@ use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::config::{Desktop, NotifyConfig};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
 pub use crate::state::TimelineEntry;
-use crate::state::{Effect, Key, KeyCode, Keymap, Msg, State, update};
+use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
 
 /// Where the detail view's timeline comes from (the ledger, adapted by the caller).
@@ -30,6 +35,65 @@ pub trait TimelineSource: Send + Sync {
         server: &ServerId,
         task_id: &str,
     ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>>;
+
+    /// The task's timeline as JSONL (for `:export`).
+    fn export(
+        &self,
+        server: &ServerId,
+        task_id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<String>>;
+}
+
+/// How the dashboard looks and behaves (from the config file).
+pub struct DashboardSettings {
+    pub keymap: Keymap,
+    /// Themes `:theme` can switch to, by name; the first one named `theme` is used.
+    pub themes: Vec<(String, Theme)>,
+    pub theme: String,
+    pub notify: NotifyConfig,
+    pub mouse: bool,
+}
+
+impl Default for DashboardSettings {
+    fn default() -> Self {
+        DashboardSettings {
+            keymap: Keymap::default_keymap(),
+            themes: ui::theme_file::BUNDLED
+                .iter()
+                .filter_map(|(n, _)| Some((n.to_string(), ui::theme_file::bundled(n)?)))
+                .collect(),
+            theme: "dark".into(),
+            notify: NotifyConfig::default(),
+            mouse: true,
+        }
+    }
+}
+
+/// The bytes that announce `alert` under `cfg` (bell, OSC 9 or OSC 777); empty when off.
+pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
+    let wanted = match alert.kind {
+        AlertKind::Input => cfg.on_input,
+        AlertKind::Finished => cfg.on_finished,
+    };
+    let mut out = Vec::new();
+    if !wanted {
+        return out;
+    }
+    // No escape or control character of the text may reach the terminal, nor `;`
+    // (the OSC 777 field separator).
+    let text: String = crate::sanitize::sanitize_line(&alert.text, 200)
+        .chars()
+        .filter(|c| !c.is_control() && *c != ';')
+        .collect();
+    match cfg.desktop {
+        Desktop::Off => {}
+        Desktop::Osc9 => out.extend(format!("\x1b]9;taskrail: {text}\x07").bytes()),
+        Desktop::Osc777 => out.extend(format!("\x1b]777;notify;taskrail;{text}\x07").bytes()),
+    }
+    if cfg.bell {
+        out.push(0x07);
+    }
+    out
 }
 
 /// Everything the dashboard needs from the rest of the program.
@@ -41,13 +105,19 @@ pub struct DashboardContext {
     pub timeline: Arc<dyn TimelineSource>,
     /// Disables cancel, answer and call.
     pub read_only: bool,
+    pub settings: DashboardSettings,
 }
 
 /// Restores the terminal when dropped (early returns, errors, unwinding panics).
-struct RestoreGuard;
+struct RestoreGuard {
+    mouse: bool,
+}
 
 impl Drop for RestoreGuard {
     fn drop(&mut self) {
+        if self.mouse {
+            let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        }
         ratatui::restore();
     }
 }
@@ -69,16 +139,6 @@ fn draw_at(last_draw: Instant, dirty_since: Instant, last_msg: Instant) -> Insta
 /// Engine events folded in at most before the loop looks at input and the screen again.
 const DRAIN_MAX: usize = 512;
 
-/// Run the dashboard until the user quits. Owns the terminal: `ratatui::try_init()` (which
-/// also installs a panic hook that restores it) and `restore()` on every exit path.
-/// Tasks keep running server-side after `q`; shutting the engine down is the caller's job.
-pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
-    let keymap = Keymap::default_keymap();
-    let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
-    let _guard = RestoreGuard;
-    event_loop(&mut terminal, EventStream::new(), ctx, keymap, &mut NoProbe).await
-}
-
 /// Watches the loop from outside (the `bench` subcommand); the dashboard uses `NoProbe`.
 pub trait Probe {
     /// A message is about to be folded into the state.
@@ -93,6 +153,37 @@ pub trait Probe {
 pub struct NoProbe;
 
 impl Probe for NoProbe {}
+
+/// Run the dashboard until the user quits. Owns the terminal: `ratatui::try_init()` (which
+/// also installs a panic hook that restores it) and `restore()` on every exit path.
+/// Tasks keep running server-side after `q`; shutting the engine down is the caller's job.
+pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
+    let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
+    let mouse = ctx.settings.mouse;
+    let _guard = RestoreGuard { mouse };
+    if mouse {
+        crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
+            .context("cannot enable the mouse")?;
+    }
+    event_loop(&mut terminal, EventStream::new(), ctx, &mut NoProbe).await
+}
+
+/// Translate a mouse event into the reducer's terms (hit-tested against the layout).
+fn to_mouse(
+    state: &State,
+    size: ratatui::layout::Size,
+    m: crossterm::event::MouseEvent,
+) -> Option<Mouse> {
+    match m.kind {
+        MouseEventKind::ScrollUp => Some(Mouse::ScrollUp),
+        MouseEventKind::ScrollDown => Some(Mouse::ScrollDown),
+        MouseEventKind::Down(MouseButton::Left) => {
+            let area = Rect::new(0, 0, size.width, size.height);
+            Some(Mouse::Click(ui::hit_test(area, state, m.column, m.row)))
+        }
+        _ => None,
+    }
+}
 
 /// Translate a crossterm key into the reducer's key type.
 pub fn to_key(k: KeyEvent) -> Option<Key> {
@@ -137,7 +228,6 @@ pub async fn event_loop<B, I>(
     terminal: &mut Terminal<B>,
     mut input: I,
     ctx: DashboardContext,
-    keymap: Keymap,
     probe: &mut (dyn Probe + Send),
 ) -> anyhow::Result<()>
 where
@@ -151,9 +241,19 @@ where
         mut events,
         timeline,
         read_only,
+        settings,
     } = ctx;
-    let mut state = State::new(servers, read_only, keymap);
-    let theme = Theme::default();
+    let mut state = State::new(servers, read_only, settings.keymap);
+    state.themes = settings.themes.iter().map(|(n, _)| n.clone()).collect();
+    state.theme = settings.theme.clone();
+    let find_theme = |name: &str| {
+        settings
+            .themes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+    };
+    let mut theme = find_theme(&settings.theme).unwrap_or_default();
     let mut loads: FuturesUnordered<Load> = FuturesUnordered::new();
     let mut outbox: VecDeque<EngineCommand> = VecDeque::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -168,154 +268,147 @@ where
     let mut drained = 0usize;
     let (mut dirty_since, mut last_msg) = (Instant::now(), Instant::now());
     loop {
-        // Fold in engine events that are already waiting before drawing: a burst (many
-        // tasks changing at once) then costs one frame, not one per event.
-        if drained < DRAIN_MAX
+        // Engine events already waiting are folded in before drawing: a burst (many tasks
+        // changing at once) then costs one frame, not one per event.
+        let msg = if drained < DRAIN_MAX
             && let Ok(ev) = events.try_recv()
         {
             drained += 1;
-            if !dirty {
-                dirty_since = Instant::now();
+            Msg::Engine(ev)
+        } else {
+            drained = 0;
+            if dirty && Instant::now() >= draw_at(last_draw, dirty_since, last_msg) {
+                state.ensure_view();
+                let now = chrono::Utc::now();
+                terminal.draw(|f| {
+                    f.render_widget(
+                        Dashboard {
+                            state: &state,
+                            theme: &theme,
+                            now,
+                        },
+                        f.area(),
+                    )
+                })?;
+                probe.drawn(&state);
+                dirty = false;
+                last_draw = Instant::now();
             }
-            dirty = true;
-            last_msg = Instant::now();
-            if fold(
-                &mut state,
-                Msg::Engine(ev),
-                size,
-                probe,
-                &mut outbox,
-                &mut loads,
-                &*timeline,
-            ) {
-                return Ok(());
-            }
-            continue;
-        }
-        drained = 0;
-        if dirty && Instant::now() >= draw_at(last_draw, dirty_since, last_msg) {
-            state.ensure_view();
-            let now = chrono::Utc::now();
-            terminal.draw(|f| {
-                f.render_widget(
-                    Dashboard {
-                        state: &state,
-                        theme: &theme,
-                        now,
+            tokio::select! {
+                ev = input.next() => match ev {
+                    Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => match to_key(k) {
+                        Some(key) => Msg::Key(key),
+                        None => continue,
                     },
-                    f.area(),
-                )
-            })?;
-            probe.drawn(&state);
-            dirty = false;
-            last_draw = Instant::now();
-        }
-        let msg = tokio::select! {
-            ev = input.next() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => match to_key(k) {
-                    Some(key) => Msg::Key(key),
-                    None => continue,
-                },
-                Some(Ok(Event::Resize(w, h))) => {
-                    size = ratatui::layout::Size::new(w, h);
-                    terminal.autoresize()?;
-                    viewport(&state, w, h)
-                }
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(e).context("reading terminal input"),
-                None => return Ok(()),
-            },
-            ev = events.recv(), if events_open => match ev {
-                Some(e) => Msg::Engine(e),
-                None => {
-                    events_open = false;
-                    Msg::Engine(EngineEvent::Notice {
-                        server: None,
-                        level: NoticeLevel::Error,
-                        text: "the engine stopped; nothing will update".to_string(),
-                    })
-                }
-            },
-            Some(m) = loads.next(), if !loads.is_empty() => m,
-            permit = commands.reserve(), if !outbox.is_empty() => {
-                match permit {
-                    Ok(p) => {
-                        if let Some(cmd) = outbox.pop_front() {
-                            p.send(cmd);
-                        }
-                        continue;
+                    Some(Ok(Event::Mouse(m))) => match to_mouse(&state, size, m) {
+                        Some(mouse) => Msg::Mouse(mouse),
+                        None => continue,
+                    },
+                    Some(Ok(Event::Resize(w, h))) => {
+                        size = ratatui::layout::Size::new(w, h);
+                        terminal.autoresize()?;
+                        viewport(&state, w, h)
                     }
-                    Err(_) => {
-                        outbox.clear();
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => return Err(e).context("reading terminal input"),
+                    None => return Ok(()),
+                },
+                ev = events.recv(), if events_open => match ev {
+                    Some(e) => Msg::Engine(e),
+                    None => {
+                        events_open = false;
                         Msg::Engine(EngineEvent::Notice {
                             server: None,
                             level: NoticeLevel::Error,
-                            text: "the engine is gone; command dropped".to_string(),
+                            text: "the engine stopped; nothing will update".to_string(),
                         })
                     }
-                }
-            },
-            _ = tick.tick() => Msg::Tick,
-            _ = tokio::time::sleep_until(draw_at(last_draw, dirty_since, last_msg)), if dirty => continue,
+                },
+                Some(m) = loads.next(), if !loads.is_empty() => m,
+                permit = commands.reserve(), if !outbox.is_empty() => {
+                    match permit {
+                        Ok(p) => {
+                            if let Some(cmd) = outbox.pop_front() {
+                                p.send(cmd);
+                            }
+                            continue;
+                        }
+                        Err(_) => {
+                            outbox.clear();
+                            Msg::Engine(EngineEvent::Notice {
+                                server: None,
+                                level: NoticeLevel::Error,
+                                text: "the engine is gone; command dropped".to_string(),
+                            })
+                        }
+                    }
+                },
+                _ = tick.tick() => Msg::Tick,
+                _ = tokio::time::sleep_until(draw_at(last_draw, dirty_since, last_msg)), if dirty => continue,
+            }
         };
         if !dirty {
             dirty_since = Instant::now();
         }
         dirty = true;
         last_msg = Instant::now();
-        if fold(
-            &mut state,
-            msg,
-            size,
-            probe,
-            &mut outbox,
-            &mut loads,
-            &*timeline,
-        ) {
-            return Ok(());
+        // The table height changes when the filter line shows or hides (keys, mouse and
+        // actions only) or a server joins the header; other messages skip the layout check.
+        let may_relayout = matches!(msg, Msg::Key(_) | Msg::Action(_) | Msg::Mouse(_));
+        let area = Rect::new(0, 0, size.width, size.height);
+        let before = may_relayout.then(|| ui::areas(area, &state));
+        let servers_before = state.servers.len();
+        probe.received(&msg);
+        let effects = update(&mut state, msg, chrono::Utc::now());
+        probe.applied();
+        let relayout = match before {
+            Some(b) => ui::areas(area, &state) != b,
+            None => state.servers.len() != servers_before,
+        };
+        if relayout {
+            let m = viewport(&state, size.width, size.height);
+            update(&mut state, m, chrono::Utc::now());
         }
-    }
-}
-
-/// Fold one message into the state and queue its effects. Returns true to quit.
-fn fold(
-    state: &mut State,
-    msg: Msg,
-    size: ratatui::layout::Size,
-    probe: &mut (dyn Probe + Send),
-    outbox: &mut VecDeque<EngineCommand>,
-    loads: &mut FuturesUnordered<Load>,
-    timeline: &dyn TimelineSource,
-) -> bool {
-    // The table height changes when the filter line shows or hides (keys and actions
-    // only) or a server joins the header; other messages skip the layout check.
-    let may_relayout = matches!(msg, Msg::Key(_) | Msg::Action(_));
-    let area = Rect::new(0, 0, size.width, size.height);
-    let before = may_relayout.then(|| ui::areas(area, state));
-    let servers_before = state.servers.len();
-    probe.received(&msg);
-    let effects = update(state, msg, chrono::Utc::now());
-    probe.applied();
-    let relayout = match before {
-        Some(b) => ui::areas(area, state) != b,
-        None => state.servers.len() != servers_before,
-    };
-    if relayout {
-        let m = viewport(state, size.width, size.height);
-        update(state, m, chrono::Utc::now());
-    }
-    for fx in effects {
-        match fx {
-            Effect::Quit => return true,
-            Effect::Engine(cmd) => outbox.push_back(cmd),
-            Effect::LoadTimeline(key) => {
-                let fut = timeline.timeline(&key.server, &key.task_id);
-                loads.push(Box::pin(async move {
-                    let result = fut.await.map_err(|e| format!("{e:#}"));
-                    Msg::TimelineLoaded { key, result }
-                }));
+        for fx in effects {
+            match fx {
+                Effect::Quit => return Ok(()),
+                Effect::Engine(cmd) => outbox.push_back(cmd),
+                Effect::LoadTimeline(key) => {
+                    let fut = timeline.timeline(&key.server, &key.task_id);
+                    loads.push(Box::pin(async move {
+                        let result = fut.await.map_err(|e| format!("{e:#}"));
+                        Msg::TimelineLoaded { key, result }
+                    }));
+                }
+                Effect::Export { key, path } => {
+                    let fut = timeline.export(&key.server, &key.task_id);
+                    loads.push(Box::pin(async move {
+                        let result = async {
+                            let text = fut.await?;
+                            tokio::fs::write(&path, text)
+                                .await
+                                .with_context(|| format!("cannot write {path}"))?;
+                            anyhow::Ok(path)
+                        }
+                        .await
+                        .map_err(|e| format!("{e:#}"));
+                        Msg::Exported(result)
+                    }));
+                }
+                Effect::SetTheme(name) => {
+                    if let Some(t) = find_theme(&name) {
+                        theme = t;
+                    }
+                }
+                Effect::Alert(alert) => {
+                    let bytes = alert_bytes(&settings.notify, &alert);
+                    if !bytes.is_empty() {
+                        use std::io::Write as _;
+                        let mut out = std::io::stdout();
+                        let _ = out.write_all(&bytes).and_then(|()| out.flush());
+                    }
+                }
             }
         }
     }
-    false
 }

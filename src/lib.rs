@@ -10,6 +10,7 @@
 pub mod app;
 pub mod bench;
 pub mod cli;
+pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod ledger;

@@ -11,9 +11,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::app::{DashboardContext, Probe, TimelineEntry, TimelineSource, event_loop};
+use crate::app::{
+    DashboardContext, DashboardSettings, Probe, TimelineEntry, TimelineSource, event_loop,
+};
 use crate::engine::{EngineCommand, EngineEvent, ServerId, UpdateSource};
-use crate::state::{Keymap, Msg, State};
+use crate::state::{Msg, State};
 
 /// Screen size of every headless run.
 pub const WIDTH: u16 = 200;
@@ -29,6 +31,14 @@ impl TimelineSource for NoTimeline {
         _task_id: &str,
     ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>> {
         Box::pin(async { Ok(Vec::new()) })
+    }
+
+    fn export(
+        &self,
+        _server: &ServerId,
+        _task_id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<String>> {
+        Box::pin(async { Ok(String::new()) })
     }
 }
 
@@ -174,6 +184,7 @@ pub fn start(
         events,
         timeline: Arc::new(NoTimeline),
         read_only: false,
+        settings: DashboardSettings::default(),
     };
     let join = tokio::spawn(async move {
         let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT))?;
@@ -181,14 +192,7 @@ pub fn start(
             futures::stream::once(stopped)
                 .filter_map(|_| async { None::<std::io::Result<crossterm::event::Event>> }),
         );
-        event_loop(
-            &mut terminal,
-            input,
-            ctx,
-            Keymap::default_keymap(),
-            &mut probe,
-        )
-        .await
+        event_loop(&mut terminal, input, ctx, &mut probe).await
     });
     Running { stop, join }
 }

@@ -61,21 +61,31 @@ async fn next_event(sub: &mut Option<Subscription>) -> Result<SubscriptionEvent,
     }
 }
 
-/// How long a replaced stream is still read after its successor was acknowledged, so
-/// notifications already on their way through it are not lost.
-const RETIRE_GRACE: Duration = Duration::from_millis(250);
+/// A replaced subscription, read until it goes quiet: what the server sent on it before
+/// it registered the new listen may still be in flight.
+struct Draining {
+    sub: Subscription,
+    until: tokio::time::Instant,
+}
 
-/// Wait for a settle deadline, or forever without one.
-async fn sleep_opt(until: Option<tokio::time::Instant>) {
-    match until {
-        Some(t) => tokio::time::sleep_until(t).await,
-        None => std::future::pending().await,
+const DRAIN_QUIET: Duration = Duration::from_millis(150);
+const DRAIN_MAX: Duration = Duration::from_secs(2);
+
+async fn next_drained(draining: &mut Option<Draining>) -> Option<Task> {
+    let Some(d) = draining.as_mut() else {
+        return std::future::pending().await;
+    };
+    let quiet = (tokio::time::Instant::now() + DRAIN_QUIET).min(d.until);
+    match tokio::time::timeout_at(quiet, d.sub.next()).await {
+        Ok(Ok(SubscriptionEvent::Task(t))) => Some(t),
+        _ => {
+            *draining = None;
+            None
+        }
     }
 }
 
-/// Keep one acknowledged listen open for the current set of task ids. The stream being
-/// replaced is read until the new one is acknowledged (and a short grace after), so no
-/// notification sent in between is dropped.
+/// Keep one acknowledged listen open for the current set of task ids.
 pub async fn run_listen(
     client: Arc<McpClient>,
     mut ids: watch::Receiver<BTreeSet<String>>,
@@ -84,32 +94,27 @@ pub async fn run_listen(
     max: Duration,
 ) {
     let mut current: Option<Subscription> = None;
+    let mut draining: Option<Draining> = None;
     let mut current_ids: BTreeSet<String> = BTreeSet::new();
     let mut attempt = 0u32;
     let mut lost = false;
-    let mut retiring: Option<Subscription> = None;
-    let mut retire_at: Option<tokio::time::Instant> = None;
-    let mut settle: Option<tokio::time::Instant> = None;
+    // Set when the set of ids changed and a new listen may be needed.
+    let mut recheck = true;
     loop {
-        if settle.is_some_and(|t| t <= tokio::time::Instant::now()) {
-            settle = None;
-        }
-        let wanted = if settle.is_none() {
-            ids.borrow_and_update().clone()
-        } else {
-            ids.borrow().clone()
-        };
-        if wanted.is_empty() {
+        let wanted = ids.borrow_and_update().clone();
+        if recheck && wanted.is_empty() {
             current = None;
             current_ids.clear();
-        } else if settle.is_none() && (current.is_none() || wanted != current_ids) {
+        } else if recheck && (current.is_none() || !wanted.is_subset(&current_ids)) {
+            // Only a new task needs a new listen: when tasks end, the open stream keeps
+            // serving the rest (notifications for finished tasks are ignored upstream).
             let list: Vec<String> = wanted.iter().cloned().collect();
-            let listen = client.listen(&list);
-            tokio::pin!(listen);
-            // Keep reading the current stream while the new one is being set up.
-            let result = loop {
+            // Keep reading the old stream until the new one is acknowledged.
+            let opening = client.listen(&list);
+            tokio::pin!(opening);
+            let opened = loop {
                 tokio::select! {
-                    r = &mut listen => break r,
+                    r = &mut opening => break r,
                     ev = next_event(&mut current) => match ev {
                         Ok(SubscriptionEvent::Task(t)) => {
                             if out.send(ListenMsg::Pushed(t)).await.is_err() {
@@ -120,20 +125,26 @@ pub async fn run_listen(
                             current = None;
                             lost = true;
                         }
+                    },
+                    Some(t) = next_drained(&mut draining) => {
+                        if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                            return;
+                        }
                     }
                 }
             };
-            match result {
+            match opened {
                 Ok(sub) => {
                     let msg = ListenMsg::Subscribed {
                         requested: wanted.clone(),
                         accepted: sub.accepted.clone(),
                         full_resync: lost,
                     };
-                    // The new stream is acknowledged: the old one is read a little longer.
                     if let Some(old) = current.replace(sub) {
-                        retiring = Some(old);
-                        retire_at = Some(tokio::time::Instant::now() + RETIRE_GRACE);
+                        draining = Some(Draining {
+                            sub: old,
+                            until: tokio::time::Instant::now() + DRAIN_MAX,
+                        });
                     }
                     current_ids = wanted;
                     attempt = 0;
@@ -152,15 +163,12 @@ pub async fn run_listen(
                     current = None;
                     current_ids.clear();
                     let retry_in = backoff(attempt, base, max);
-                    if out
-                        .send(ListenMsg::Lost {
-                            error: e.to_string(),
-                            attempt,
-                            retry_in,
-                        })
-                        .await
-                        .is_err()
-                    {
+                    let lost_msg = ListenMsg::Lost {
+                        error: e.to_string(),
+                        attempt,
+                        retry_in,
+                    };
+                    if out.send(lost_msg).await.is_err() {
                         return;
                     }
                     tokio::time::sleep(retry_in).await;
@@ -168,30 +176,21 @@ pub async fn run_listen(
                 }
             }
         }
+        recheck = false;
         tokio::select! {
-            changed = ids.changed(), if settle.is_none() => {
+            changed = ids.changed() => {
                 if changed.is_err() {
                     return;
                 }
-                // Let a burst of new tasks settle into one listen (still reading meanwhile).
-                settle = Some(tokio::time::Instant::now() + Duration::from_millis(50));
+                // Let a burst of new tasks settle into one listen.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                recheck = true;
             }
-            _ = sleep_opt(settle) => {}
-            _ = sleep_opt(retire_at) => {
-                retiring = None;
-                retire_at = None;
+            Some(t) = next_drained(&mut draining) => {
+                if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                    return;
+                }
             }
-            ev = next_event(&mut retiring) => match ev {
-                Ok(SubscriptionEvent::Task(t)) => {
-                    if out.send(ListenMsg::Pushed(t)).await.is_err() {
-                        return;
-                    }
-                }
-                Ok(SubscriptionEvent::Ended) | Err(_) => {
-                    retiring = None;
-                    retire_at = None;
-                }
-            },
             ev = next_event(&mut current) => match ev {
                 Ok(SubscriptionEvent::Task(t)) => {
                     if out.send(ListenMsg::Pushed(t)).await.is_err() {
@@ -202,14 +201,17 @@ pub async fn run_listen(
                     lost = true;
                     current = None;
                     current_ids.clear();
+                    recheck = true;
                 }
                 Err(e) => {
                     attempt += 1;
                     lost = true;
                     current = None;
                     current_ids.clear();
+                    recheck = true;
                     let retry_in = backoff(attempt, base, max);
-                    if out.send(ListenMsg::Lost { error: e.to_string(), attempt, retry_in }).await.is_err() {
+                    let lost_msg = ListenMsg::Lost { error: e.to_string(), attempt, retry_in };
+                    if out.send(lost_msg).await.is_err() {
                         return;
                     }
                     tokio::time::sleep(retry_in).await;

@@ -5,6 +5,7 @@
 
 mod actor;
 pub mod api;
+pub mod conformance;
 pub mod listen;
 pub mod schedule;
 pub mod stats;
