@@ -85,6 +85,14 @@ async fn next_drained(draining: &mut Option<Draining>) -> Option<Task> {
     }
 }
 
+/// Wait until `at`, or forever without it.
+async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Keep one acknowledged listen open for the current set of task ids.
 pub async fn run_listen(
     client: Arc<McpClient>,
@@ -100,6 +108,8 @@ pub async fn run_listen(
     let mut lost = false;
     // Set when the set of ids changed and a new listen may be needed.
     let mut recheck = true;
+    // While set, id changes are gathered until then before one recheck.
+    let mut settle: Option<tokio::time::Instant> = None;
     loop {
         let wanted = ids.borrow_and_update().clone();
         if recheck && wanted.is_empty() {
@@ -178,12 +188,16 @@ pub async fn run_listen(
         }
         recheck = false;
         tokio::select! {
-            changed = ids.changed() => {
+            changed = ids.changed(), if settle.is_none() => {
                 if changed.is_err() {
                     return;
                 }
-                // Let a burst of new tasks settle into one listen.
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                // Let a burst of new tasks settle into one listen, still reading the
+                // streams meanwhile (a blocking pause here delayed every notification).
+                settle = Some(tokio::time::Instant::now() + Duration::from_millis(50));
+            }
+            _ = sleep_until_opt(settle) => {
+                settle = None;
                 recheck = true;
             }
             Some(t) = next_drained(&mut draining) => {
