@@ -117,6 +117,9 @@ pub enum Command {
     ServeDemo(crate::demo::DemoOptions),
     /// Open the dashboard on the embedded demo server.
     Demo,
+    /// Client entry point for the MCP conformance suite (`MCP_CONFORMANCE_SCENARIO`).
+    #[command(hide = true)]
+    Conformance { server_url: String },
 }
 
 impl Cli {

@@ -4,6 +4,7 @@
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
 mod args;
+mod conformance;
 mod follow;
 mod history;
 mod oneshot;
@@ -221,6 +222,7 @@ async fn run(cli: Cli) -> u8 {
             Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
         },
         Some(Command::Demo) => board(&ctx, true).await,
+        Some(Command::Conformance { server_url }) => conformance::run(&ctx, &server_url).await,
         None => board(&ctx, ctx.servers.is_empty()).await,
     }
 }

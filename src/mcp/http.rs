@@ -8,20 +8,23 @@
 use futures::{Stream, StreamExt, TryStreamExt};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, encode_header_value};
 use super::error::McpError;
 use super::jsonrpc::{Incoming, RequestId};
+use super::sse::{ResumeCell, sse_decode_tracked};
 use super::types::ErrorObject;
 
 /// A stream of messages from one reply (or a long-lived stream).
 pub type MessageStream = std::pin::Pin<Box<dyn Stream<Item = Result<Incoming, McpError>> + Send>>;
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How many times one request's cut reply stream is resumed before giving up.
+const MAX_RESUMES: usize = 3;
 
 /// Streamable HTTP connection to one endpoint.
 pub struct HttpTransport {
@@ -175,28 +178,69 @@ impl HttpTransport {
         method: &str,
         name: Option<&str>,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
+        let resume = ResumeCell::default();
         let resp = self.post(msg, Some(method), name).await?;
-        let (single, mut stream) = self.reply(resp).await?;
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(Incoming::Response { id: rid, outcome }) if single || id.matches(&rid) => {
-                    return Ok(outcome);
-                }
-                Ok(Incoming::Response { id: rid, .. }) => {
-                    tracing::debug!(%rid, "ignoring a response for another request");
-                }
-                Ok(other) => {
-                    if self.inbound.send(other).await.is_err() {
-                        tracing::debug!("inbound channel closed; dropping a server message");
+        let (single, mut stream) = self.reply(resp, Some(resume.clone())).await?;
+        let mut resumed = 0;
+        loop {
+            let mut cut = None;
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(Incoming::Response { id: rid, outcome }) if single || id.matches(&rid) => {
+                        return Ok(outcome);
                     }
+                    Ok(Incoming::Response { id: rid, .. }) => {
+                        tracing::debug!(%rid, "ignoring a response for another request");
+                    }
+                    Ok(other) => {
+                        if self.inbound.send(other).await.is_err() {
+                            tracing::debug!("inbound channel closed; dropping a server message");
+                        }
+                    }
+                    Err(McpError::Decode(e)) => tracing::warn!("skipping a malformed message: {e}"),
+                    Err(e @ McpError::Transport(_)) => {
+                        cut = Some(e);
+                        break;
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(McpError::Decode(e)) => tracing::warn!("skipping a malformed message: {e}"),
-                Err(e) => return Err(e),
             }
+            // SEP-1699: a reply stream that ends early is resumed with a GET carrying
+            // `Last-Event-ID`, after the server's `retry` delay.
+            let Some((last_id, delay)) = resume.resumable() else {
+                return Err(cut.unwrap_or_else(|| {
+                    McpError::Transport(format!("the reply to {method} ended without a response"))
+                }));
+            };
+            if single || resumed >= MAX_RESUMES {
+                return Err(cut.unwrap_or_else(|| {
+                    McpError::Transport(format!("the reply to {method} ended without a response"))
+                }));
+            }
+            resumed += 1;
+            tracing::debug!(attempt = resumed, ?delay, "resuming a cut reply stream");
+            tokio::time::sleep(delay).await;
+            let resp = self.resume_get(&last_id).await?;
+            stream = self.reply(resp, Some(resume.clone())).await?.1;
         }
-        Err(McpError::Transport(format!(
-            "the reply to {method} ended without a response"
-        )))
+    }
+
+    /// GET the endpoint with `Last-Event-ID` to resume a cut event stream.
+    async fn resume_get(&self, last_event_id: &str) -> Result<reqwest::Response, McpError> {
+        let mut h = self.common_headers();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        if let Ok(v) = HeaderValue::from_str(last_event_id) {
+            h.insert("last-event-id", v);
+        }
+        self.client
+            .get(self.url.clone())
+            .headers(h)
+            .send()
+            .await
+            .map_err(describe_reqwest_error)
     }
 
     /// POST a notification or a response to a server request (answered `202 Accepted`).
@@ -219,11 +263,15 @@ impl HttpTransport {
     /// the reply is yielded, including a final response or a JSON error.
     pub async fn open_stream(&self, msg: &Value, method: &str) -> Result<MessageStream, McpError> {
         let resp = self.post(msg, Some(method), None).await?;
-        Ok(self.reply(resp).await?.1)
+        Ok(self.reply(resp, None).await?.1)
     }
 
     /// Interpret a reply: `(true, one message)` for JSON bodies, `(false, events)` for SSE.
-    async fn reply(&self, resp: reqwest::Response) -> Result<(bool, MessageStream), McpError> {
+    async fn reply(
+        &self,
+        resp: reqwest::Response,
+        resume: Option<ResumeCell>,
+    ) -> Result<(bool, MessageStream), McpError> {
         let status = resp.status();
         let ctype = resp
             .headers()
@@ -232,7 +280,7 @@ impl HttpTransport {
             .unwrap_or("")
             .to_ascii_lowercase();
         if status.is_success() && ctype.starts_with("text/event-stream") {
-            return Ok((false, sse_messages(resp, self.max_bytes)));
+            return Ok((false, sse_messages(resp, self.max_bytes, resume)));
         }
         let retry_after = retry_after(resp.headers());
         let body = read_bounded(resp, self.max_bytes).await?;
@@ -335,39 +383,12 @@ impl HttpTransport {
 }
 
 /// Decode an SSE reply into messages; a per-event byte bound guards memory.
-fn sse_messages(resp: reqwest::Response, max: usize) -> MessageStream {
-    let pending = Arc::new(AtomicUsize::new(0));
-    let counter = pending.clone();
-    let bytes = resp
-        .bytes_stream()
-        .map_err(std::io::Error::other)
-        .and_then(move |chunk| {
-            let seen = counter.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
-            futures::future::ready(if seen > max {
-                Err(std::io::Error::other(format!(
-                    "event larger than {max} bytes"
-                )))
-            } else {
-                Ok(chunk)
-            })
-        });
-    let events = sse_stream::SseByteStream::new(bytes);
-    Box::pin(events.filter_map(move |ev| {
-        let pending = pending.clone();
-        async move {
-            match ev {
-                Ok(ev) => {
-                    pending.store(0, Ordering::Relaxed);
-                    let data = ev.data?;
-                    if data.trim().is_empty() {
-                        return None;
-                    }
-                    Some(Incoming::parse(&data))
-                }
-                Err(e) => Some(Err(McpError::transport(format!("event stream: {e}")))),
-            }
-        }
-    }))
+fn sse_messages(resp: reqwest::Response, max: usize, resume: Option<ResumeCell>) -> MessageStream {
+    sse_decode_tracked(
+        resp.bytes_stream().map_err(std::io::Error::other),
+        max,
+        resume,
+    )
 }
 
 async fn read_bounded(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, McpError> {

@@ -10,6 +10,7 @@ pub mod http;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod push;
+pub mod sse;
 pub mod stdio;
 pub mod transport;
 pub mod types;
