@@ -6,6 +6,7 @@
 mod actor;
 pub mod api;
 pub mod listen;
+mod retry;
 pub mod schedule;
 pub mod stats;
 pub mod tracker;
