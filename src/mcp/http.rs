@@ -431,10 +431,52 @@ fn preview(body: &[u8]) -> String {
     s.trim().to_string()
 }
 
+/// Every message of an error's source chain, outermost first.
+fn error_chain(e: &reqwest::Error) -> Vec<String> {
+    use std::error::Error as _;
+    let mut out = Vec::new();
+    let mut src = e.source();
+    while let Some(s) = src {
+        out.push(s.to_string());
+        src = s.source();
+    }
+    out
+}
+
+/// Whether a rustls error (bad certificate, not TLS at all, …) is in the chain.
+fn is_tls_failure(e: &reqwest::Error) -> bool {
+    use std::error::Error as _;
+    let mut src = e.source();
+    while let Some(s) = src {
+        if s.downcast_ref::<rustls::Error>().is_some() {
+            return true;
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+        {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
 /// Turn reqwest's error into a message a user can act on.
 fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     use std::error::Error as _;
-    let mut msg = if e.is_connect() {
+    let chain = error_chain(&e);
+    let mut msg = if chain.iter().any(|s| s.starts_with("dns error")) {
+        "cannot resolve the host name".to_string()
+    } else if is_tls_failure(&e)
+        || chain.iter().any(|s| {
+            let s = s.to_ascii_lowercase();
+            s.contains("tls") || s.contains("certificate")
+        })
+    {
+        "TLS handshake failed".to_string()
+    } else if e.is_connect() {
         "cannot connect".to_string()
     } else if e.is_timeout() {
         "timed out".to_string()
