@@ -494,7 +494,7 @@ fn describe_reqwest_error(e: reqwest::Error) -> McpError {
         msg.push_str(&last);
     }
     if let Some(url) = e.url() {
-        msg.push_str(&format!(" ({})", url.as_str()));
+        msg.push_str(&format!(" ({})", super::endpoint::redact_url(url.as_str())));
     }
     McpError::Transport(msg)
 }
