@@ -117,7 +117,7 @@ fn demo_killed_mid_stream_and_restarted_resumes() {
         .unwrap()
         .port();
     let listen = format!("127.0.0.1:{port}");
-    let mut demo = DemoProcess::start(&["--listen", &listen, "--time-scale", "0.05"]);
+    let mut demo = DemoProcess::start(&["--listen", &listen]);
     let tr = Taskrail::new();
     let run = tr.run(
         &[
@@ -125,9 +125,9 @@ fn demo_killed_mid_stream_and_restarted_resumes() {
             "-s",
             &demo.url,
             "--detach",
-            "lint",
+            "import_rows",
             "--args",
-            r#"{"repo":"r"}"#,
+            r#"{"count":10000000}"#,
         ],
         LIMIT,
     );
@@ -138,11 +138,44 @@ fn demo_killed_mid_stream_and_restarted_resumes() {
     demo.kill9();
     // With the server gone the follower reports the outage and keeps the task.
     watch.wait_stderr(&format!("{}: ", demo.url), LIMIT);
-    let demo2 = DemoProcess::start(&["--listen", &listen, "--time-scale", "0.05"]);
+    let demo2 = DemoProcess::start(&["--listen", &listen]);
     assert_eq!(demo2.url, demo.url);
     // The restarted server has no memory of the task: the follower ends on a tombstone.
     let done = watch.finish(LIMIT);
-    assert_ne!(done.code, Some(exit::CONNECTION.into()), "{done:?}");
+    assert_eq!(done.code, Some(exit::UNKNOWN_TASK.into()), "{done:?}");
+    assert!(done.stderr.contains("retrying"), "{}", done.stderr);
     let after = tr.run(&["ls", "--all", "--json"], LIMIT);
     assert!(after.stdout.contains(&id), "{}", after.stdout);
+}
+
+#[test]
+fn an_oversized_reply_is_refused_not_buffered() {
+    // Declares 64 MiB and would send it: the client stops at its 16 MiB bound.
+    let (url, _) = raw_server(4, |req, stream| {
+        if req.contains("server/discover") {
+            let body = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            return;
+        }
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        );
+        let chunk = vec![b' '; 1 << 20];
+        for _ in 0..64 {
+            if write!(stream, "{:x}\r\n", chunk.len()).is_err()
+                || stream.write_all(&chunk).is_err()
+                || stream.write_all(b"\r\n").is_err()
+            {
+                return;
+            }
+        }
+    });
+    let run = Taskrail::new().run(&["tools", "-s", &url], LIMIT);
+    assert_ne!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("too large"), "{}", run.stderr);
 }
