@@ -1,14 +1,17 @@
-//! The event loop only: one `tokio::select!` over terminal input, engine events, timeline
-//! loads, the outgoing command queue and a 1 Hz tick; folds everything through
-//! `state::update` and draws when dirty (capped at ~30 fps). Owns the terminal and restores
-//! it on every exit path. Must not await the network or hold state behind locks.
+//! The event loop only: one `tokio::select!` over terminal input (keys and mouse), engine
+//! events, timeline loads and exports, the outgoing command queue and a 1 Hz tick; folds
+//! everything through `state::update` and draws when dirty (capped at ~30 fps). Owns the
+//! terminal (and the bell / desktop notifications written to it) and restores it on every
+//! exit path. Must not await the network or hold state behind locks.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{
+    Event, EventStream, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use ratatui::DefaultTerminal;
@@ -16,9 +19,10 @@ use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::config::{Desktop, NotifyConfig};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
 pub use crate::state::TimelineEntry;
-use crate::state::{Effect, Key, KeyCode, Keymap, Msg, State, update};
+use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
 
 /// Where the detail view's timeline comes from (the ledger, adapted by the caller).
@@ -28,6 +32,65 @@ pub trait TimelineSource: Send + Sync {
         server: &ServerId,
         task_id: &str,
     ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>>;
+
+    /// The task's timeline as JSONL (for `:export`).
+    fn export(
+        &self,
+        server: &ServerId,
+        task_id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<String>>;
+}
+
+/// How the dashboard looks and behaves (from the config file).
+pub struct DashboardSettings {
+    pub keymap: Keymap,
+    /// Themes `:theme` can switch to, by name; the first one named `theme` is used.
+    pub themes: Vec<(String, Theme)>,
+    pub theme: String,
+    pub notify: NotifyConfig,
+    pub mouse: bool,
+}
+
+impl Default for DashboardSettings {
+    fn default() -> Self {
+        DashboardSettings {
+            keymap: Keymap::default_keymap(),
+            themes: ui::theme_file::BUNDLED
+                .iter()
+                .filter_map(|(n, _)| Some((n.to_string(), ui::theme_file::bundled(n)?)))
+                .collect(),
+            theme: "dark".into(),
+            notify: NotifyConfig::default(),
+            mouse: true,
+        }
+    }
+}
+
+/// The bytes that announce `alert` under `cfg` (bell, OSC 9 or OSC 777); empty when off.
+pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
+    let wanted = match alert.kind {
+        AlertKind::Input => cfg.on_input,
+        AlertKind::Finished => cfg.on_finished,
+    };
+    let mut out = Vec::new();
+    if !wanted {
+        return out;
+    }
+    // No escape or control character of the text may reach the terminal, nor `;`
+    // (the OSC 777 field separator).
+    let text: String = crate::sanitize::sanitize_line(&alert.text, 200)
+        .chars()
+        .filter(|c| !c.is_control() && *c != ';')
+        .collect();
+    match cfg.desktop {
+        Desktop::Off => {}
+        Desktop::Osc9 => out.extend(format!("\x1b]9;taskrail: {text}\x07").bytes()),
+        Desktop::Osc777 => out.extend(format!("\x1b]777;notify;taskrail;{text}\x07").bytes()),
+    }
+    if cfg.bell {
+        out.push(0x07);
+    }
+    out
 }
 
 /// Everything the dashboard needs from the rest of the program.
@@ -39,13 +102,19 @@ pub struct DashboardContext {
     pub timeline: Arc<dyn TimelineSource>,
     /// Disables cancel, answer and call.
     pub read_only: bool,
+    pub settings: DashboardSettings,
 }
 
 /// Restores the terminal when dropped (early returns, errors, unwinding panics).
-struct RestoreGuard;
+struct RestoreGuard {
+    mouse: bool,
+}
 
 impl Drop for RestoreGuard {
     fn drop(&mut self) {
+        if self.mouse {
+            let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        }
         ratatui::restore();
     }
 }
@@ -56,10 +125,31 @@ const FRAME: Duration = Duration::from_millis(33);
 /// also installs a panic hook that restores it) and `restore()` on every exit path.
 /// Tasks keep running server-side after `q`; shutting the engine down is the caller's job.
 pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
-    let keymap = Keymap::default_keymap();
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
-    let _guard = RestoreGuard;
-    event_loop(&mut terminal, ctx, keymap).await
+    let mouse = ctx.settings.mouse;
+    let _guard = RestoreGuard { mouse };
+    if mouse {
+        crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
+            .context("cannot enable the mouse")?;
+    }
+    event_loop(&mut terminal, ctx).await
+}
+
+/// Translate a mouse event into the reducer's terms (hit-tested against the layout).
+fn to_mouse(
+    state: &State,
+    size: ratatui::layout::Size,
+    m: crossterm::event::MouseEvent,
+) -> Option<Mouse> {
+    match m.kind {
+        MouseEventKind::ScrollUp => Some(Mouse::ScrollUp),
+        MouseEventKind::ScrollDown => Some(Mouse::ScrollDown),
+        MouseEventKind::Down(MouseButton::Left) => {
+            let area = Rect::new(0, 0, size.width, size.height);
+            Some(Mouse::Click(ui::hit_test(area, state, m.column, m.row)))
+        }
+        _ => None,
+    }
 }
 
 /// Translate a crossterm key into the reducer's key type.
@@ -100,20 +190,26 @@ fn viewport(state: &State, width: u16, height: u16) -> Msg {
 
 type Load = BoxFuture<'static, Msg>;
 
-async fn event_loop(
-    terminal: &mut DefaultTerminal,
-    ctx: DashboardContext,
-    keymap: Keymap,
-) -> anyhow::Result<()> {
+async fn event_loop(terminal: &mut DefaultTerminal, ctx: DashboardContext) -> anyhow::Result<()> {
     let DashboardContext {
         servers,
         commands,
         mut events,
         timeline,
         read_only,
+        settings,
     } = ctx;
-    let mut state = State::new(servers, read_only, keymap);
-    let theme = Theme::default();
+    let mut state = State::new(servers, read_only, settings.keymap);
+    state.themes = settings.themes.iter().map(|(n, _)| n.clone()).collect();
+    state.theme = settings.theme.clone();
+    let find_theme = |name: &str| {
+        settings
+            .themes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+    };
+    let mut theme = find_theme(&settings.theme).unwrap_or_default();
     let mut input = EventStream::new();
     let mut loads: FuturesUnordered<Load> = FuturesUnordered::new();
     let mut outbox: VecDeque<EngineCommand> = VecDeque::new();
@@ -147,6 +243,10 @@ async fn event_loop(
             ev = input.next() => match ev {
                 Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => match to_key(k) {
                     Some(key) => Msg::Key(key),
+                    None => continue,
+                },
+                Some(Ok(Event::Mouse(m))) => match to_mouse(&state, size, m) {
+                    Some(mouse) => Msg::Mouse(mouse),
                     None => continue,
                 },
                 Some(Ok(Event::Resize(w, h))) => {
@@ -212,6 +312,34 @@ async fn event_loop(
                         let result = fut.await.map_err(|e| format!("{e:#}"));
                         Msg::TimelineLoaded { key, result }
                     }));
+                }
+                Effect::Export { key, path } => {
+                    let fut = timeline.export(&key.server, &key.task_id);
+                    loads.push(Box::pin(async move {
+                        let result = async {
+                            let text = fut.await?;
+                            tokio::fs::write(&path, text)
+                                .await
+                                .with_context(|| format!("cannot write {path}"))?;
+                            anyhow::Ok(path)
+                        }
+                        .await
+                        .map_err(|e| format!("{e:#}"));
+                        Msg::Exported(result)
+                    }));
+                }
+                Effect::SetTheme(name) => {
+                    if let Some(t) = find_theme(&name) {
+                        theme = t;
+                    }
+                }
+                Effect::Alert(alert) => {
+                    let bytes = alert_bytes(&settings.notify, &alert);
+                    if !bytes.is_empty() {
+                        use std::io::Write as _;
+                        let mut out = std::io::stdout();
+                        let _ = out.write_all(&bytes).and_then(|()| out.flush());
+                    }
                 }
             }
         }

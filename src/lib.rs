@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod ledger;

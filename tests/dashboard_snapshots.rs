@@ -552,3 +552,44 @@ fn ten_thousand_tasks_render_only_visible_rows() {
         "newest-first tie broken by id, last row is t00000"
     );
 }
+
+#[test]
+fn a_tool_error_is_not_shown_as_success() {
+    let mut s = board();
+    let mut lint = task(
+        "l1nt000001",
+        TaskStatus::Completed,
+        Some("Completed with a tool error"),
+        "2026-07-28T09:59:30Z",
+    );
+    lint.result = Some(json!({
+        "content": [{"type": "text", "text": "lint found 3 problems"}],
+        "isError": true
+    }));
+    apply(
+        &mut s,
+        vec![known("demo", "l1nt000001", "lint"), upd("demo", lint)],
+    );
+    select(&mut s, "l1nt000001");
+    snap("tool_error", &mut s);
+}
+
+#[test]
+fn tiny_terminal_drops_the_clock_instead_of_gluing_it_on() {
+    let mut s = board();
+    select(&mut s, "w0rk1ng001");
+    for (w, h) in [(30, 6), (12, 3), (1, 1)] {
+        let a = taskrail::ui::areas(ratatui::layout::Rect::new(0, 0, w, h), &s);
+        apply(
+            &mut s,
+            vec![Msg::Viewport {
+                table_rows: taskrail::ui::table_rows(&a),
+                page_rows: 1,
+            }],
+        );
+        let backend = render(&s, w, h);
+        if w == 30 {
+            insta::assert_snapshot!("tiny_30x6", backend);
+        }
+    }
+}

@@ -191,3 +191,63 @@ fn dropping_a_peer_kills_its_process_group() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[tokio::test]
+async fn tower_http_pushes_task_notifications() {
+    let peer = support::tower_http();
+    let http = client();
+    let post = |method: &'static str, name: Option<String>, body: Value| {
+        let mut req = http
+            .post(&peer.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", method);
+        if let Some(name) = name {
+            req = req.header("Mcp-Name", name);
+        }
+        req.json(&body).send()
+    };
+    let call = post(
+        "tools/call",
+        Some("work".into()),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "work", "arguments": {"steps": 3, "delay_ms": 700}, "_meta": modern_meta()
+        }}),
+    )
+    .await
+    .expect("tools/call");
+    assert_eq!(call.status(), 200, "log: {}", peer.log.display());
+    let created: Value = call.json().await.expect("tools/call JSON");
+    let task_id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task in {created}"))
+        .to_string();
+
+    let mut listen = post(
+        "subscriptions/listen",
+        None,
+        json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": {
+            "notifications": {"taskIds": [task_id]}, "_meta": modern_meta()
+        }}),
+    )
+    .await
+    .expect("subscriptions/listen");
+    assert_eq!(listen.status(), 200, "log: {}", peer.log.display());
+
+    // Read the SSE stream until the task's final state is pushed (bounded in time).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut seen = String::new();
+    while !(seen.contains("notifications/subscriptions/acknowledged")
+        && seen.contains("\"status\":\"completed\""))
+    {
+        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("no completed push within 30 s; got:\n{seen}"))
+            .expect("read listen stream")
+            .unwrap_or_else(|| panic!("listen stream ended; got:\n{seen}"));
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(seen.contains("notifications/tasks"), "{seen}");
+    assert!(seen.contains("step 3/3"), "{seen}");
+}

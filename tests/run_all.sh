@@ -17,6 +17,9 @@ if ! bash tests/interop/setup.sh; then
   echo "==> FAILED: bash tests/interop/setup.sh (test peers not installed)"
   exit 1
 fi
+# The tower-mcp peer is its own Cargo project; build it before the tests that start it.
+step cargo build --locked --profile dev --manifest-path tests/interop/tower_peer/Cargo.toml \
+  --target-dir "${CARGO_TARGET_DIR:-target}/tower-peer"
 step cargo fmt --check
 step cargo clippy --all-targets --locked -- -D warnings
 step cargo test --locked --all-targets --no-fail-fast

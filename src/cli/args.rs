@@ -28,13 +28,17 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub global: GlobalArgs,
-    /// Servers for the dashboard (URL or stdio:<command>); none = the embedded demo server.
+    /// Servers (URL, stdio:<command>, or a server name from the config file); the dashboard
+    /// shows these and the configured ones; none at all = the embedded demo server.
     #[arg(long = "server", short = 's', value_name = "S", global = true)]
     pub servers: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
+    /// Config file (default: config.toml in the user's config dir, if it exists).
+    #[arg(long, value_name = "FILE", env = "TASKRAIL_CONFIG", global = true)]
+    pub config: Option<PathBuf>,
     /// Ledger database file (default: the user's data dir).
     #[arg(long, value_name = "PATH", env = "TASKRAIL_DB", global = true)]
     pub db: Option<PathBuf>,
@@ -108,6 +112,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a task's timeline as JSONL for a bug report (short ids, no arguments).
+    Export {
+        task_id: String,
+        /// Output file (default: standard output).
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff) generated from the command-line definition.
+    Man,
     /// Remove finished tasks older than a retention age from the ledger.
     Prune {
         #[arg(long, value_name = "DURATION", default_value = "30d")]

@@ -412,7 +412,14 @@ impl Follower {
                     return Box::pin(self.on_event(ev)).await;
                 }
             }
-            EngineEvent::ToolsListed { .. } | EngineEvent::Stats { .. } => {}
+            EngineEvent::ServerMisbehaved { hint, detail, .. } => eprintln!(
+                "server hint: {}: {}",
+                hint.title(),
+                sanitize_line(&detail, 300)
+            ),
+            EngineEvent::ToolsListed { .. }
+            | EngineEvent::ToolsListFailed { .. }
+            | EngineEvent::Stats { .. } => {}
         }
         None
     }

@@ -5,6 +5,7 @@
 
 mod args;
 mod conformance;
+mod extras;
 mod follow;
 mod history;
 mod oneshot;
@@ -35,6 +36,7 @@ pub struct Context {
     pub global: GlobalArgs,
     pub servers: Vec<String>,
     pub read_only: bool,
+    pub config: crate::config::Config,
     ledger: OnceCell<LedgerHandle>,
 }
 
@@ -44,6 +46,7 @@ impl Context {
             global: cli.global.clone(),
             servers: cli.servers.clone(),
             read_only: cli.global.read_only,
+            config: crate::config::Config::defaults(),
             ledger: OnceCell::new(),
         }
     }
@@ -63,6 +66,9 @@ impl Context {
     }
 
     pub fn spec(&self, server: &str) -> Result<ServerSpec, u8> {
+        if let Some(configured) = self.config.server(server) {
+            return extras::configured_spec(self, configured);
+        }
         let endpoint = Endpoint::parse(server).map_err(|e| fail(&e.to_string(), exit::USAGE))?;
         let mut spec = ServerSpec::new(endpoint, self.connect_options()?);
         spec.read_only = self.read_only;
@@ -202,7 +208,16 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> u8 {
-    let ctx = Context::new(&cli);
+    let mut ctx = Context::new(&cli);
+    match &cli.command {
+        Some(Command::Completions { shell }) => return extras::completions(*shell),
+        Some(Command::Man) => return extras::man(),
+        Some(Command::ServeDemo(_)) => {}
+        _ => match crate::config::Config::load(cli.global.config.as_deref()) {
+            Ok(config) => ctx.config = config,
+            Err(e) => return fail(&e, exit::USAGE),
+        },
+    }
     match cli.command {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
@@ -217,13 +232,21 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
+        Some(Command::Export { task_id, output }) => extras::export(&ctx, &task_id, output).await,
+        Some(Command::Completions { .. } | Command::Man) => exit::COMPLETED,
         Some(Command::ServeDemo(opts)) => match crate::demo::run_serve_demo(opts).await {
             Ok(()) => exit::COMPLETED,
             Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
         },
         Some(Command::Demo) => board(&ctx, true).await,
         Some(Command::Conformance { server_url }) => conformance::run(&ctx, &server_url).await,
-        None => board(&ctx, ctx.servers.is_empty()).await,
+        None => {
+            board(
+                &ctx,
+                ctx.servers.is_empty() && ctx.config.servers.is_empty(),
+            )
+            .await
+        }
     }
 }
 
@@ -367,11 +390,9 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
             }
         }
     } else {
-        for s in &ctx.servers {
-            match ctx.spec(s) {
-                Ok(spec) => specs.push(spec),
-                Err(code) => return code,
-            }
+        match extras::dashboard_specs(ctx) {
+            Ok(s) => specs = s,
+            Err(code) => return code,
         }
     }
     let servers: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
@@ -390,6 +411,7 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
         events,
         timeline: Arc::new(LedgerTimeline(ledger)),
         read_only: ctx.read_only,
+        settings: extras::dashboard_settings(&ctx.config),
     };
     let result = crate::app::run_dashboard(dashboard).await;
     stop_engine(engine, join).await;
@@ -454,6 +476,26 @@ impl crate::app::TimelineSource for LedgerTimeline {
                     },
                 })
                 .collect())
+        })
+    }
+
+    fn export(
+        &self,
+        server: &ServerId,
+        task_id: &str,
+    ) -> futures::future::BoxFuture<'static, anyhow::Result<String>> {
+        let ledger = self.0.clone();
+        let (server, id) = (server.0.clone(), task_id.to_string());
+        Box::pin(async move {
+            ledger
+                .call(move |l| {
+                    let rec = l
+                        .get(&server, &id)?
+                        .ok_or_else(|| anyhow::anyhow!("the task is not in the ledger"))?;
+                    let events = l.timeline(&server, &id)?;
+                    Ok(crate::ledger::export::timeline_jsonl(&rec, &events))
+                })
+                .await
         })
     }
 }

@@ -177,7 +177,10 @@ pub fn catalog(legacy: bool) -> Value {
             "lookup",
             "Lookup",
             "Look a key up in the config table; answers at once, never a task.",
-            json!({ "type": "object", "properties": { "key": str_prop("Key to look up") },
+            // The key also travels as an `Mcp-Param-Key` header (`x-mcp-header`).
+            json!({ "type": "object",
+                    "properties": { "key": { "type": "string", "description": "Key to look up",
+                                             "x-mcp-header": "Key" } },
                     "required": ["key"] }),
             TaskSupport::Never,
         ),

@@ -138,6 +138,9 @@ fn validate<'a>(
             }
         }
     }
+    if method == "tools/call" {
+        check_param_headers(headers, params)?;
+    }
     let tasks_declared = caps
         .get("extensions")
         .and_then(|e| e.get(TASKS_EXTENSION))
@@ -421,4 +424,41 @@ fn listen(app: &Arc<App>, req: &Request<'_>) -> Result<Response, RpcError> {
         tracing::debug!(subscription = %sub_id, "listen stream ended");
     });
     Ok(wire::sse_reply(wire::channel_stream(rx)))
+}
+
+/// `x-mcp-header` arguments must come with a matching `Mcp-Param-{Name}` header (`-32020`).
+fn check_param_headers(headers: &HeaderMap, params: &Map<String, Value>) -> Result<(), RpcError> {
+    let tool = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let catalog = catalog::catalog(false);
+    let Some(props) = catalog
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == tool))
+        .and_then(|t| t.pointer("/inputSchema/properties"))
+        .and_then(Value::as_object)
+    else {
+        return Ok(());
+    };
+    for (key, prop) in props {
+        let Some(header) = prop.get("x-mcp-header").and_then(Value::as_str) else {
+            continue;
+        };
+        let expected = params
+            .get("arguments")
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str);
+        let given = header_str(
+            headers,
+            &format!("mcp-param-{}", header.to_ascii_lowercase()),
+        )
+        .and_then(decode_header_value);
+        if expected.is_some() && given.as_deref() != expected {
+            return Err(RpcError::header_mismatch(format!(
+                "Mcp-Param-{header} header must carry arguments.{key}"
+            )));
+        }
+    }
+    Ok(())
 }

@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::api::*;
+use super::conformance::{Conformance, Finding};
 use super::listen::{ListenMsg, backoff, run_legacy_stream, run_listen};
 use super::schedule::Schedule;
 use super::stats::RequestStats;
@@ -85,6 +86,7 @@ pub(super) struct ServerActor {
     stats: RequestStats,
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
+    conformance: Conformance,
 }
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
@@ -129,6 +131,7 @@ impl ServerActor {
             degraded: false,
             stats: RequestStats::default(),
             queued: Vec::new(),
+            conformance: Conformance::default(),
         }
     }
 
@@ -147,6 +150,19 @@ impl ServerActor {
             text,
         })
         .await;
+    }
+
+    /// Report conformance findings (hints for the server's authors).
+    async fn hints(&self, findings: impl IntoIterator<Item = Finding>) {
+        for (hint, detail) in findings {
+            tracing::info!(server = %self.spec.id, "conformance: {}: {detail}", hint.title());
+            self.emit(EngineEvent::ServerMisbehaved {
+                server: self.id(),
+                hint,
+                detail,
+            })
+            .await;
+        }
     }
 
     async fn ledger<R: Send + 'static>(
@@ -192,7 +208,11 @@ impl ServerActor {
             t.abort();
         }
         if let Some(c) = self.client.take() {
-            c.close().await;
+            if self.followed_ids().is_empty() {
+                c.close().await;
+            } else {
+                c.detach().await;
+            }
         }
     }
 
@@ -427,7 +447,7 @@ impl ServerActor {
                 self.stats.request();
                 let tx = self.internal_tx.clone();
                 tokio::spawn(async move {
-                    let result = client.call_tool(&tool, arguments.clone(), None).await;
+                    let result = call_with_retry(&client, &tool, &arguments).await;
                     let _ = tx
                         .send(Internal::Called {
                             call_id,
@@ -449,7 +469,6 @@ impl ServerActor {
                 self.update_listen_ids();
             }
             EngineCommand::Refresh { task_id, .. } => {
-                let now = Instant::now();
                 let ids: Vec<String> = match task_id {
                     Some(id) => vec![id],
                     None => self.followed_ids().into_iter().collect(),
@@ -458,13 +477,15 @@ impl ServerActor {
                     if self.tasks.contains_key(&id) {
                         self.start_get(&id, UpdateSource::Poll);
                     }
-                    let _ = now;
                 }
             }
             EngineCommand::ListTools { .. } => {
                 let Some(client) = self.client.clone() else {
-                    self.notice(NoticeLevel::Warn, "not connected: cannot list tools".into())
-                        .await;
+                    self.emit(EngineEvent::ToolsListFailed {
+                        server: self.id(),
+                        error: "not connected".into(),
+                    })
+                    .await;
                     return;
                 };
                 self.stats.request();
@@ -621,6 +642,7 @@ impl ServerActor {
             return false;
         }
         tr.poll_in_flight = true;
+        tr.last_get = Some(Instant::now());
         self.in_flight += 1;
         self.seq += 1;
         self.stats.request();
@@ -677,12 +699,7 @@ impl ServerActor {
     /// Next poll time for a task after a successful observation.
     fn poll_delay(&self, task_id: &str) -> Duration {
         let tr = self.tasks.get(task_id);
-        let hinted = tr
-            .and_then(|t| t.last.as_ref())
-            .and_then(|t| t.poll_interval_ms)
-            .map(Duration::from_millis);
-        let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
-        let base = hinted.unwrap_or(self.cfg.default_poll).max(floor);
+        let base = self.poll_interval(task_id);
         let base = if tr.is_some_and(|t| t.pushed) {
             base.max(self.cfg.safety_poll)
         } else {
@@ -690,6 +707,35 @@ impl ServerActor {
         };
         // Jitter only ever adds, so the rate never exceeds one request per interval.
         base + base.mul_f64(fastrand::f64() * 0.1)
+    }
+
+    /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint.
+    fn poll_interval(&self, task_id: &str) -> Duration {
+        let hinted = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.last.as_ref())
+            .and_then(|t| t.poll_interval_ms)
+            .map(Duration::from_millis);
+        let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
+        hinted.unwrap_or(self.cfg.default_poll).max(floor)
+    }
+
+    /// Poll again soon (after an answer or a cancel), but never sooner than one
+    /// interval after the previous `tasks/get`.
+    fn poll_soon(&mut self, task_id: &str) {
+        let follow = self
+            .tasks
+            .get(task_id)
+            .is_some_and(|t| !t.pushed && !t.terminal && !t.expired);
+        if !follow {
+            return;
+        }
+        let mut due = Instant::now() + Duration::from_millis(300);
+        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last_get) {
+            due = due.max(last + self.poll_interval(task_id));
+        }
+        self.schedule.set_if_earlier(task_id, due);
     }
 
     async fn on_internal(&mut self, msg: Internal) {
@@ -740,8 +786,12 @@ impl ServerActor {
                 .await
             }
             Internal::Tools(Err(e)) => {
-                self.notice(NoticeLevel::Error, format!("tools/list failed: {e}"))
-                    .await
+                self.stats.error();
+                self.emit(EngineEvent::ToolsListFailed {
+                    server: self.id(),
+                    error: e.to_string(),
+                })
+                .await
             }
             Internal::Listen(m) => self.on_listen(m).await,
         }
@@ -777,15 +827,21 @@ impl ServerActor {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.consecutive_errors = 0;
                 }
+                self.conformance.found(&task_id);
                 let terminal_before = self.tasks.get(&task_id).is_some_and(|t| t.terminal);
                 if terminal_before {
+                    self.check_terminal(&task, source).await;
                     self.merge_payload(&task_id, task.result, task.error).await;
                     return;
                 }
                 self.apply(task, observed, source, Some(latency_ms)).await;
                 self.reschedule(&task_id);
             }
-            Err(McpError::TaskNotFound { message }) => self.expire(&task_id, &message).await,
+            Err(McpError::TaskNotFound { message }) => {
+                let finding = self.conformance.not_found(&task_id);
+                self.hints(finding).await;
+                self.expire(&task_id, &message).await
+            }
             Err(e) => self.on_request_error(&task_id, e).await,
         }
     }
@@ -895,10 +951,15 @@ impl ServerActor {
         let Some(tr) = self.tasks.get_mut(&task_id) else {
             return;
         };
+        let pushed = tr.pushed;
         let r = tr.ingest(task.clone(), observed);
         if !r.applied {
             return;
         }
+        let findings =
+            self.conformance
+                .snapshot(&task, source, pushed, r.changed, chrono::Utc::now());
+        self.hints(findings).await;
         let era = self.client.as_ref().map(|c| c.era());
         if r.changed || source != UpdateSource::Poll {
             let (server, snap) = (self.spec.id.0.clone(), task.clone());
@@ -913,18 +974,8 @@ impl ServerActor {
             latency_ms,
         })
         .await;
+        // The ledger records `input_requested` with the snapshot itself.
         for (key, request) in r.new_inputs {
-            let (server, id, k, detail) = (
-                self.spec.id.0.clone(),
-                task_id.clone(),
-                key.clone(),
-                json!({ "key": key, "method": request.method }),
-            );
-            let _ = k;
-            self.ledger(move |l| {
-                l.record_event(&server, &id, EventKind::InputRequested, None, &detail)
-            })
-            .await;
             self.emit(EngineEvent::InputRequested {
                 server: self.id(),
                 task_id: task_id.clone(),
@@ -934,6 +985,8 @@ impl ServerActor {
             .await;
         }
         for key in r.reused_keys {
+            let finding = self.conformance.key_reused(&task_id, &key);
+            self.hints(finding).await;
             self.notice(
                 NoticeLevel::Warn,
                 format!(
@@ -1069,6 +1122,9 @@ impl ServerActor {
             Ok(CallOutcome::Task(task)) => {
                 let task_id = task.task_id.clone();
                 let era = self.client.as_ref().map(|c| c.era()).unwrap_or(Era::Modern);
+                let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
+                let finding = self.conformance.created(&task_id, era, declared);
+                self.hints(finding).await;
                 let (server, t, a, tl, p) = (self.spec.id.0.clone(), task.clone(), arguments.clone(), tool.clone(), parent.clone());
                 // The id is committed to the ledger before anything reports it.
                 self.ledger(move |l| l.record_created(&server, era, &tl, &a, &t, p.as_deref())).await;
@@ -1152,14 +1208,7 @@ impl ServerActor {
                 })
                 .await;
                 // Learn soon whether the server moved on (it may lag: eventual consistency).
-                if self
-                    .tasks
-                    .get(&task_id)
-                    .is_some_and(|t| !t.pushed && !t.terminal)
-                {
-                    self.schedule
-                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
-                }
+                self.poll_soon(&task_id);
             }
             Err(e) => {
                 self.stats.error();
@@ -1199,14 +1248,7 @@ impl ServerActor {
                     self.apply(task, seq, UpdateSource::Poll, None).await;
                 }
                 // Keep following until the task is terminal: it may complete anyway.
-                if self
-                    .tasks
-                    .get(&task_id)
-                    .is_some_and(|t| !t.terminal && !t.pushed)
-                {
-                    self.schedule
-                        .set_if_earlier(&task_id, Instant::now() + Duration::from_millis(300));
-                }
+                self.poll_soon(&task_id);
             }
             Err(e) => {
                 self.stats.error();
@@ -1266,6 +1308,7 @@ impl ServerActor {
         let seq = self.seq;
         let id = task.task_id.clone();
         if self.tasks.get(&id).is_some_and(|t| t.terminal) {
+            self.check_terminal(&task, UpdateSource::Push).await;
             self.merge_payload(&id, task.result, task.error).await;
             return;
         }
@@ -1370,6 +1413,19 @@ impl ServerActor {
         }
     }
 
+    /// A snapshot of a task already terminal must repeat that terminal state.
+    async fn check_terminal(&mut self, task: &Task, source: UpdateSource) {
+        let first = self
+            .tasks
+            .get(&task.task_id)
+            .and_then(|t| t.last.as_ref())
+            .map(|t| t.status.clone());
+        if let Some(first) = first {
+            let finding = self.conformance.after_terminal(&first, task, source);
+            self.hints(finding).await;
+        }
+    }
+
     async fn emit_stats(&mut self) {
         if let Some((total, rate, errors)) = self.stats.sample() {
             self.emit(EngineEvent::Stats {
@@ -1379,6 +1435,32 @@ impl ServerActor {
                 errors_total: errors,
             })
             .await;
+        }
+    }
+}
+
+/// `tools/call`, sent again (at most twice) when the server refuses it with 429 or 503:
+/// it was not processed, and `Retry-After` says when to come back.
+async fn call_with_retry(
+    client: &McpClient,
+    tool: &str,
+    arguments: &Value,
+) -> Result<CallOutcome, McpError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match client.call_tool(tool, arguments.clone(), None).await {
+            Err(McpError::Http {
+                status: 429 | 503,
+                retry_after,
+                ..
+            }) if attempt < 3 => {
+                let wait = retry_after
+                    .unwrap_or(Duration::from_secs(1))
+                    .min(Duration::from_secs(30));
+                tokio::time::sleep(wait).await;
+            }
+            other => return other,
         }
     }
 }

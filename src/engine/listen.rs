@@ -61,6 +61,30 @@ async fn next_event(sub: &mut Option<Subscription>) -> Result<SubscriptionEvent,
     }
 }
 
+/// A replaced subscription, read until it goes quiet: what the server sent on it before
+/// it registered the new listen may still be in flight.
+struct Draining {
+    sub: Subscription,
+    until: tokio::time::Instant,
+}
+
+const DRAIN_QUIET: Duration = Duration::from_millis(150);
+const DRAIN_MAX: Duration = Duration::from_secs(2);
+
+async fn next_drained(draining: &mut Option<Draining>) -> Option<Task> {
+    let Some(d) = draining.as_mut() else {
+        return std::future::pending().await;
+    };
+    let quiet = (tokio::time::Instant::now() + DRAIN_QUIET).min(d.until);
+    match tokio::time::timeout_at(quiet, d.sub.next()).await {
+        Ok(Ok(SubscriptionEvent::Task(t))) => Some(t),
+        _ => {
+            *draining = None;
+            None
+        }
+    }
+}
+
 /// Keep one acknowledged listen open for the current set of task ids.
 pub async fn run_listen(
     client: Arc<McpClient>,
@@ -70,25 +94,58 @@ pub async fn run_listen(
     max: Duration,
 ) {
     let mut current: Option<Subscription> = None;
+    let mut draining: Option<Draining> = None;
     let mut current_ids: BTreeSet<String> = BTreeSet::new();
     let mut attempt = 0u32;
     let mut lost = false;
+    // Set when the set of ids changed and a new listen may be needed.
+    let mut recheck = true;
     loop {
         let wanted = ids.borrow_and_update().clone();
-        if wanted.is_empty() {
+        if recheck && wanted.is_empty() {
             current = None;
             current_ids.clear();
-        } else if current.is_none() || wanted != current_ids {
+        } else if recheck && (current.is_none() || !wanted.is_subset(&current_ids)) {
+            // Only a new task needs a new listen: when tasks end, the open stream keeps
+            // serving the rest (notifications for finished tasks are ignored upstream).
             let list: Vec<String> = wanted.iter().cloned().collect();
-            match client.listen(&list).await {
+            // Keep reading the old stream until the new one is acknowledged.
+            let opening = client.listen(&list);
+            tokio::pin!(opening);
+            let opened = loop {
+                tokio::select! {
+                    r = &mut opening => break r,
+                    ev = next_event(&mut current) => match ev {
+                        Ok(SubscriptionEvent::Task(t)) => {
+                            if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(SubscriptionEvent::Ended) | Err(_) => {
+                            current = None;
+                            lost = true;
+                        }
+                    },
+                    Some(t) = next_drained(&mut draining) => {
+                        if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            };
+            match opened {
                 Ok(sub) => {
                     let msg = ListenMsg::Subscribed {
                         requested: wanted.clone(),
                         accepted: sub.accepted.clone(),
                         full_resync: lost,
                     };
-                    // The new stream is acknowledged: now the old one may close.
-                    current = Some(sub);
+                    if let Some(old) = current.replace(sub) {
+                        draining = Some(Draining {
+                            sub: old,
+                            until: tokio::time::Instant::now() + DRAIN_MAX,
+                        });
+                    }
                     current_ids = wanted;
                     attempt = 0;
                     lost = false;
@@ -106,15 +163,12 @@ pub async fn run_listen(
                     current = None;
                     current_ids.clear();
                     let retry_in = backoff(attempt, base, max);
-                    if out
-                        .send(ListenMsg::Lost {
-                            error: e.to_string(),
-                            attempt,
-                            retry_in,
-                        })
-                        .await
-                        .is_err()
-                    {
+                    let lost_msg = ListenMsg::Lost {
+                        error: e.to_string(),
+                        attempt,
+                        retry_in,
+                    };
+                    if out.send(lost_msg).await.is_err() {
                         return;
                     }
                     tokio::time::sleep(retry_in).await;
@@ -122,6 +176,7 @@ pub async fn run_listen(
                 }
             }
         }
+        recheck = false;
         tokio::select! {
             changed = ids.changed() => {
                 if changed.is_err() {
@@ -129,6 +184,12 @@ pub async fn run_listen(
                 }
                 // Let a burst of new tasks settle into one listen.
                 tokio::time::sleep(Duration::from_millis(50)).await;
+                recheck = true;
+            }
+            Some(t) = next_drained(&mut draining) => {
+                if out.send(ListenMsg::Pushed(t)).await.is_err() {
+                    return;
+                }
             }
             ev = next_event(&mut current) => match ev {
                 Ok(SubscriptionEvent::Task(t)) => {
@@ -140,14 +201,17 @@ pub async fn run_listen(
                     lost = true;
                     current = None;
                     current_ids.clear();
+                    recheck = true;
                 }
                 Err(e) => {
                     attempt += 1;
                     lost = true;
                     current = None;
                     current_ids.clear();
+                    recheck = true;
                     let retry_in = backoff(attempt, base, max);
-                    if out.send(ListenMsg::Lost { error: e.to_string(), attempt, retry_in }).await.is_err() {
+                    let lost_msg = ListenMsg::Lost { error: e.to_string(), attempt, retry_in };
+                    if out.send(lost_msg).await.is_err() {
                         return;
                     }
                     tokio::time::sleep(retry_in).await;

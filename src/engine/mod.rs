@@ -5,6 +5,7 @@
 
 mod actor;
 pub mod api;
+pub mod conformance;
 pub mod listen;
 mod retry;
 pub mod schedule;

@@ -25,6 +25,8 @@ pub struct TrackedTask {
     pub cancel_requested: bool,
     pub cancel_in_flight: bool,
     pub poll_in_flight: bool,
+    /// When the last `tasks/get` for this task was sent (paces follow-up polls).
+    pub last_get: Option<tokio::time::Instant>,
     /// Legacy: a `tasks/result` call is open for this task.
     pub result_in_flight: bool,
     /// Pushed by an acknowledged subscription (then only safety-polled).

@@ -7,6 +7,7 @@
 
 mod db;
 mod duration;
+pub mod export;
 mod handle;
 mod read;
 mod schema;

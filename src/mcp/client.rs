@@ -14,9 +14,10 @@ use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, Endpoint};
 use super::error::McpError;
-use super::http::MessageStream;
+use super::http::{MessageStream, Routing};
 use super::jsonrpc::{self, Incoming, RequestId};
 use super::legacy::PendingInputs;
+use super::param_headers;
 use super::push::{ServerPush, Subscription};
 use super::transport::Transport;
 use super::types::*;
@@ -131,12 +132,12 @@ impl McpClient {
         era: Era,
         method: &str,
         params: Value,
-        name: Option<&str>,
+        routing: Routing<'_>,
         timeout: Option<Duration>,
     ) -> Result<Value, McpError> {
         let id = self.id();
         let msg = jsonrpc::request(&id, method, self.with_meta(params, era));
-        let fut = self.transport.request(&id, &msg, method, name);
+        let fut = self.transport.request(&id, &msg, routing);
         let reply = match timeout {
             Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| {
                 McpError::Transport(format!("{method} timed out after {} s", t.as_secs()))
@@ -154,9 +155,27 @@ impl McpClient {
         name: Option<&str>,
         timeout: Option<Duration>,
     ) -> Result<Value, McpError> {
+        self.request_with_headers(method, params, name, &[], timeout)
+            .await
+    }
+
+    /// [`McpClient::request`] with `Mcp-Param-*` headers.
+    async fn request_with_headers(
+        &self,
+        method: &str,
+        params: Value,
+        name: Option<&str>,
+        param_headers: &[(String, String)],
+        timeout: Option<Duration>,
+    ) -> Result<Value, McpError> {
         let era = self.era();
+        let routing = Routing {
+            method: Some(method),
+            name,
+            params: param_headers,
+        };
         match self
-            .raw_request(era, method, params.clone(), name, timeout)
+            .raw_request(era, method, params.clone(), routing, timeout)
             .await
         {
             Err(McpError::Http { status: 404, .. })
@@ -165,7 +184,8 @@ impl McpClient {
                 tracing::info!("legacy session expired; initializing again");
                 self.transport.reset_session();
                 self.initialize().await?;
-                self.raw_request(era, method, params, name, timeout).await
+                self.raw_request(era, method, params, routing, timeout)
+                    .await
             }
             other => other,
         }
@@ -183,7 +203,7 @@ impl McpClient {
                 Era::Modern,
                 "server/discover",
                 json!({}),
-                None,
+                Routing::method("server/discover"),
                 Some(probe_timeout),
             )
             .await
@@ -266,7 +286,7 @@ impl McpClient {
                 Era::Legacy,
                 "initialize",
                 params,
-                None,
+                Routing::method("initialize"),
                 Some(self.opts.request_timeout),
             )
             .await?;
@@ -325,10 +345,28 @@ impl McpClient {
                 break;
             }
         }
+        // A tool whose `x-mcp-header` annotations break the rules is not offered.
+        out.retain(|t| match param_headers::annotations(&t.input_schema) {
+            Ok(_) => true,
+            Err(why) => {
+                tracing::warn!(tool = %t.name, "hiding a tool with an invalid annotation: {why}");
+                false
+            }
+        });
         let mut cache = self.tools.lock().unwrap_or_else(|e| e.into_inner());
         cache.clear();
         cache.extend(out.iter().map(|t| (t.name.clone(), t.clone())));
         Ok(out)
+    }
+
+    /// `Mcp-Param-*` headers for a call, from the cached `tools/list`.
+    fn param_headers(&self, tool: &str, arguments: &Value) -> Vec<(String, String)> {
+        let cache = self.tools.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(tool)
+            .and_then(|t| param_headers::annotations(&t.input_schema).ok())
+            .map(|a| param_headers::headers(&a, arguments))
+            .unwrap_or_default()
     }
 
     async fn legacy_task_support(&self, tool: &str) -> Option<String> {
@@ -382,14 +420,21 @@ impl McpClient {
                 params["requestState"] = state;
             }
         }
-        let result = self
-            .request(
-                "tools/call",
-                params,
-                Some(tool),
-                Some(self.opts.call_timeout),
-            )
-            .await?;
+        let timeout = Some(self.opts.call_timeout);
+        let headers = self.param_headers(tool, &arguments);
+        let first = self
+            .request_with_headers("tools/call", params.clone(), Some(tool), &headers, timeout)
+            .await;
+        let result = match first {
+            // Headers from an unknown or stale schema: fetch `tools/list` and try once more.
+            Err(McpError::HeaderMismatch { .. }) if era == Era::Modern => {
+                self.list_tools().await?;
+                let headers = self.param_headers(tool, &arguments);
+                self.request_with_headers("tools/call", params, Some(tool), &headers, timeout)
+                    .await?
+            }
+            other => other?,
+        };
         let outcome = decode_call_result(&result)?;
         if let (Some(token), CallOutcome::Task(task)) = (token, &outcome) {
             self.progress_tokens
@@ -676,5 +721,13 @@ impl McpClient {
     /// End the session (legacy DELETE) or stop the child process.
     pub async fn close(&self) {
         self.transport.close().await;
+    }
+
+    /// Let go of the connection but leave a legacy session alive: servers may cancel a
+    /// session's unfinished tasks when it ends, and those tasks must keep running.
+    pub async fn detach(&self) {
+        if let Transport::Stdio(s) = &self.transport {
+            s.shutdown().await;
+        }
     }
 }

@@ -86,7 +86,7 @@ impl Default for ConnectOptions {
             call_timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(10),
             stream_idle_timeout: Duration::from_secs(120),
-            probe_timeout: Duration::from_secs(5),
+            probe_timeout: Duration::from_secs(15),
             max_message_bytes: 16 * 1024 * 1024,
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),

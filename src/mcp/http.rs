@@ -26,6 +26,23 @@ const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// How many times one request's cut reply stream is resumed before giving up.
 const MAX_RESUMES: usize = 3;
 
+/// The routing headers of one POST: `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Routing<'a> {
+    pub method: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub params: &'a [(String, String)],
+}
+
+impl<'a> Routing<'a> {
+    pub fn method(method: &'a str) -> Self {
+        Self {
+            method: Some(method),
+            ..Default::default()
+        }
+    }
+}
+
 /// Streamable HTTP connection to one endpoint.
 pub struct HttpTransport {
     client: reqwest::Client,
@@ -130,8 +147,7 @@ impl HttpTransport {
     async fn post(
         &self,
         body: &Value,
-        method: Option<&str>,
-        name: Option<&str>,
+        routing: Routing<'_>,
     ) -> Result<reqwest::Response, McpError> {
         let mut h = self.common_headers();
         h.insert(header::ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
@@ -139,15 +155,23 @@ impl HttpTransport {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        if let Some(m) = method
+        if let Some(m) = routing.method
             && let Ok(v) = HeaderValue::from_str(&encode_header_value(m))
         {
             h.insert("mcp-method", v);
         }
-        if let Some(n) = name
+        if let Some(n) = routing.name
             && let Ok(v) = HeaderValue::from_str(&encode_header_value(n))
         {
             h.insert("mcp-name", v);
+        }
+        for (name, value) in routing.params {
+            if let (Ok(n), Ok(v)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                h.insert(n, v);
+            }
         }
         let bytes = serde_json::to_vec(body).map_err(|e| McpError::decode(e.to_string()))?;
         let resp = self
@@ -175,11 +199,11 @@ impl HttpTransport {
         &self,
         id: &RequestId,
         msg: &Value,
-        method: &str,
-        name: Option<&str>,
+        routing: Routing<'_>,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
+        let method = routing.method.unwrap_or("request");
         let resume = ResumeCell::default();
-        let resp = self.post(msg, Some(method), name).await?;
+        let resp = self.post(msg, routing).await?;
         let (single, mut stream) = self.reply(resp, Some(resume.clone())).await?;
         let mut resumed = 0;
         loop {
@@ -245,7 +269,15 @@ impl HttpTransport {
 
     /// POST a notification or a response to a server request (answered `202 Accepted`).
     pub async fn send_message(&self, msg: &Value, method: Option<&str>) -> Result<(), McpError> {
-        let resp = self.post(msg, method, None).await?;
+        let resp = self
+            .post(
+                msg,
+                Routing {
+                    method,
+                    ..Default::default()
+                },
+            )
+            .await?;
         let status = resp.status();
         if status.is_success() {
             return Ok(());
@@ -262,7 +294,7 @@ impl HttpTransport {
     /// POST a request whose reply stays open (`subscriptions/listen`); every message of
     /// the reply is yielded, including a final response or a JSON error.
     pub async fn open_stream(&self, msg: &Value, method: &str) -> Result<MessageStream, McpError> {
-        let resp = self.post(msg, Some(method), None).await?;
+        let resp = self.post(msg, Routing::method(method)).await?;
         Ok(self.reply(resp, None).await?.1)
     }
 

@@ -9,11 +9,15 @@ pub mod error;
 pub mod http;
 pub mod jsonrpc;
 pub mod legacy;
+pub mod param_headers;
 pub mod push;
 pub mod sse;
 pub mod stdio;
 pub mod transport;
 pub mod types;
+
+#[cfg(test)]
+mod decode_tests;
 
 pub use client::McpClient;
 pub use endpoint::{ConnectOptions, Endpoint};

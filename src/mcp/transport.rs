@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, Endpoint};
 use super::error::McpError;
-use super::http::{HttpTransport, MessageStream};
+use super::http::{HttpTransport, MessageStream, Routing};
 use super::jsonrpc::{Incoming, RequestId};
 use super::stdio::StdioTransport;
 use super::types::ErrorObject;
@@ -35,11 +35,10 @@ impl Transport {
         &self,
         id: &RequestId,
         msg: &Value,
-        method: &str,
-        name: Option<&str>,
+        routing: Routing<'_>,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
         match self {
-            Transport::Http(h) => h.request(id, msg, method, name).await,
+            Transport::Http(h) => h.request(id, msg, routing).await,
             Transport::Stdio(s) => s.request(id, msg).await,
         }
     }

@@ -49,8 +49,8 @@ impl Tab {
             Tab::All => true,
             Tab::Active => !row.is_terminal(),
             Tab::Input => row.needs_input(),
-            Tab::Done => row.status() == Some(&TaskStatus::Completed),
-            Tab::Failed => row.status() == Some(&TaskStatus::Failed),
+            Tab::Done => row.status() == Some(&TaskStatus::Completed) && !row.tool_error(),
+            Tab::Failed => row.status() == Some(&TaskStatus::Failed) || row.tool_error(),
             Tab::Cancelled => row.status() == Some(&TaskStatus::Cancelled),
         }
     }
@@ -129,6 +129,7 @@ impl SortColumn {
 fn status_rank(r: &TaskRow) -> u8 {
     match r.status() {
         _ if r.needs_input() => 0,
+        _ if r.tool_error() => 4,
         Some(TaskStatus::Working) => 1,
         Some(TaskStatus::Other(_)) | None => 2,
         Some(TaskStatus::InputRequired) => 3,
@@ -149,6 +150,12 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Replace the pattern (`:filter REGEX`); empty clears it.
+    pub fn set(&mut self, text: &str) {
+        self.input = Input::new(text.to_string());
+        self.recompile();
+    }
+
     pub fn edit(&mut self, req: InputRequest) {
         self.input.handle(req);
         self.recompile();
@@ -186,6 +193,7 @@ impl Filter {
         row.tool.as_deref().is_some_and(|t| re.is_match(t))
             || re.is_match(&row.key.task_id)
             || row.status().is_some_and(|s| re.is_match(s.as_str()))
+            || (row.tool_error() && re.is_match("tool error"))
             || row
                 .task
                 .as_ref()
@@ -201,6 +209,8 @@ pub struct Board {
     pub sort: SortColumn,
     pub descending: bool,
     pub filter: Filter,
+    /// Show only this server's tasks (`:server NAME`).
+    pub server: Option<crate::engine::ServerId>,
     /// Keys of the visible rows in display order (rebuilt lazily when `dirty`).
     pub view: Vec<TaskKey>,
     pub dirty: bool,
@@ -220,6 +230,7 @@ impl Default for Board {
             sort: SortColumn::Created,
             descending: true,
             filter: Filter::default(),
+            server: None,
             view: Vec::new(),
             dirty: true,
             selected: None,
@@ -241,6 +252,9 @@ impl Board {
         let mut counts = [0usize; 6];
         let mut view: Vec<&TaskRow> = Vec::with_capacity(rows.len());
         for row in rows.values() {
+            if self.server.as_ref().is_some_and(|s| &row.key.server != s) {
+                continue;
+            }
             for (i, tab) in Tab::ALL.iter().enumerate() {
                 if tab.matches(row) {
                     counts[i] += 1;

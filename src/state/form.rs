@@ -218,8 +218,32 @@ impl Field {
         }
     }
 
-    /// Handle a key meant for the field itself. Returns whether it was used.
+    /// Handle a key meant for the field itself. Returns whether it was used. A change of
+    /// the value clears the field's validation error (it is checked again on submit).
     pub fn edit(&mut self, key: Key) -> bool {
+        let before = self.content();
+        let used = self.edit_value(key);
+        if used && self.content() != before {
+            self.error = None;
+        }
+        used
+    }
+
+    /// What the user has entered, for change detection.
+    fn content(&self) -> (String, String, bool, Option<usize>, Vec<bool>) {
+        (
+            self.input.value().to_string(),
+            match self.kind {
+                FieldKind::Json => self.area.text(),
+                _ => String::new(),
+            },
+            self.checked,
+            self.chosen,
+            self.ticked.clone(),
+        )
+    }
+
+    fn edit_value(&mut self, key: Key) -> bool {
         if let FieldKind::Json = self.kind {
             return self.area.edit(key);
         }
@@ -271,8 +295,9 @@ impl Field {
         }
     }
 
-    /// Space on a checkbox, select or multi select.
+    /// Space on a checkbox, select or multi select (clears the validation error).
     pub fn toggle(&mut self) -> bool {
+        self.error = None;
         match &self.kind {
             FieldKind::Bool => self.checked = !self.checked,
             FieldKind::Select { options } if !options.is_empty() => {

@@ -64,6 +64,13 @@ actions! {
     Submit = "submit",
     Decline = "decline",
     Dismiss = "dismiss",
+    Rerun = "rerun",
+    Inbox = "inbox",
+    Command = "command",
+    CommandRun = "command_run",
+    CommandCancel = "command_cancel",
+    Complete = "complete",
+    Hints = "hints",
 }
 
 impl fmt::Display for Action {
@@ -83,12 +90,14 @@ pub enum Context {
     Confirm,
     Picker,
     Help,
+    Command,
 }
 
 impl Context {
-    pub const ALL: [Context; 8] = [
+    pub const ALL: [Context; 9] = [
         Context::Board,
         Context::Filter,
+        Context::Command,
         Context::Detail,
         Context::Form,
         Context::Confirm,
@@ -107,6 +116,7 @@ impl Context {
             Context::Confirm => "confirm",
             Context::Picker => "picker",
             Context::Help => "help",
+            Context::Command => "command",
         }
     }
 
@@ -120,6 +130,7 @@ impl Context {
             Context::Confirm => "Confirmation",
             Context::Picker => "Pickers",
             Context::Help => "Help",
+            Context::Command => "Command line (`:`)",
         }
     }
 }
@@ -213,6 +224,51 @@ impl Keymap {
             return Err(format!("keymap: unknown context [[{unknown}]]"));
         }
         Ok(Keymap { bindings, lookup })
+    }
+
+    /// Context by its name in the keymap file.
+    pub fn context_named(name: &str) -> Option<Context> {
+        Context::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Rebind: `action` in `ctx` gets exactly `keys`. Keys taken from another action of the
+    /// same context leave it; an action the context did not have is added (described like
+    /// its first binding elsewhere).
+    pub fn rebind(&mut self, ctx: Context, action: Action, keys: Vec<Key>) {
+        for (c, b) in &mut self.bindings {
+            if *c == ctx {
+                b.keys.retain(|k| !keys.contains(k));
+            }
+        }
+        let existing = self
+            .bindings
+            .iter_mut()
+            .find(|(c, b)| *c == ctx && b.action == action);
+        match existing {
+            Some((_, b)) => b.keys = keys,
+            None => {
+                let description = self
+                    .bindings
+                    .iter()
+                    .find(|(_, b)| b.action == action)
+                    .map(|(_, b)| b.description.clone())
+                    .unwrap_or_else(|| action.name().replace('_', " "));
+                self.bindings.push((
+                    ctx,
+                    Binding {
+                        keys,
+                        action,
+                        description,
+                        hint: None,
+                    },
+                ));
+            }
+        }
+        self.lookup = self
+            .bindings
+            .iter()
+            .flat_map(|(c, b)| b.keys.iter().map(move |k| ((*c, *k), b.action)))
+            .collect();
     }
 
     /// The action for `key` in `ctx`, falling back to the global bindings.

@@ -3,8 +3,11 @@
 //! clock, touch channels or import ratatui/crossterm: effects are data the loop executes.
 
 pub mod board;
+pub mod command;
 pub mod detail;
 pub mod form;
+pub mod hints;
+pub mod inbox;
 pub mod keymap;
 pub mod keys;
 pub mod modal;
@@ -14,11 +17,14 @@ pub mod text_area;
 pub mod time;
 mod update;
 mod update_forms;
+mod update_power;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_forms;
+#[cfg(test)]
+mod tests_power;
 
 use std::collections::HashMap;
 
@@ -87,6 +93,8 @@ pub struct ServerState {
     pub requests_per_sec: f64,
     pub requests_total: u64,
     pub errors_total: u64,
+    /// Conformance problems the server showed, one record per kind.
+    pub hints: Vec<hints::HintRecord>,
 }
 
 impl ServerState {
@@ -100,6 +108,7 @@ impl ServerState {
             requests_per_sec: 0.0,
             requests_total: 0,
             errors_total: 0,
+            hints: Vec::new(),
         }
     }
 }
@@ -126,6 +135,46 @@ pub enum Msg {
     },
     /// The 1 Hz tick (relative times move; notices age out).
     Tick,
+    /// A mouse action, already hit-tested against the layout by the loop.
+    Mouse(Mouse),
+    /// The result of an `Effect::Export`: the file written, or why not.
+    Exported(Result<String, String>),
+}
+
+/// What a mouse did, in terms of the screen's parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mouse {
+    ScrollUp,
+    ScrollDown,
+    Click(Hit),
+}
+
+/// What a click landed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// The n-th visible row of the task table (0 = first drawn).
+    Row(usize),
+    Tab(Tab),
+    /// The n-th entry of the inbox popup.
+    InboxRow(usize),
+    Elsewhere,
+}
+
+/// Why the user is being called to the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertKind {
+    /// A task started waiting for input.
+    Input,
+    /// A task reached a terminal state.
+    Finished,
+}
+
+/// A bell / desktop notification request (the loop decides, from the config, how).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alert {
+    pub kind: AlertKind,
+    /// Sanitized, one line.
+    pub text: String,
 }
 
 /// What the reducer asks the loop to do.
@@ -133,6 +182,15 @@ pub enum Msg {
 pub enum Effect {
     Engine(EngineCommand),
     LoadTimeline(TaskKey),
+    /// Ring the bell and/or send a desktop notification.
+    Alert(Alert),
+    /// Write the task's timeline as JSONL to `path`.
+    Export {
+        key: TaskKey,
+        path: String,
+    },
+    /// Draw with the named theme from now on.
+    SetTheme(String),
     Quit,
 }
 
@@ -155,6 +213,13 @@ pub struct State {
     /// Lines a page scroll moves in the detail views.
     pub page_rows: usize,
     pub quit: bool,
+    /// The `:` command line, while open.
+    pub command: Option<command::CommandLine>,
+    /// When each pending input request was first seen (orders the inbox).
+    pub input_since: HashMap<(TaskKey, String), Now>,
+    /// Theme names `:theme` offers, and the one in use.
+    pub themes: Vec<String>,
+    pub theme: String,
 }
 
 impl State {
@@ -171,6 +236,10 @@ impl State {
             calls: HashMap::new(),
             page_rows: 10,
             quit: false,
+            command: None,
+            input_since: HashMap::new(),
+            themes: vec!["dark".to_string()],
+            theme: "dark".to_string(),
         }
     }
 
@@ -219,12 +288,17 @@ impl State {
 
     /// The context keys are read in (top modal first).
     pub fn context(&self) -> Context {
+        if self.command.is_some() {
+            return Context::Command;
+        }
         match self.modals.last() {
             Some(Modal::Confirm(_)) => Context::Confirm,
             Some(Modal::Detail(_) | Modal::Doc(_)) => Context::Detail,
             Some(Modal::Input(_) | Modal::ToolForm(_)) => Context::Form,
             Some(Modal::Help { .. }) => Context::Help,
-            Some(Modal::ServerPicker(_) | Modal::ToolPicker(_)) => Context::Picker,
+            Some(Modal::ServerPicker(_) | Modal::ToolPicker(_) | Modal::Inbox(_)) => {
+                Context::Picker
+            }
             None if self.board.filter.editing => Context::Filter,
             None => Context::Board,
         }

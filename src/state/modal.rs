@@ -18,6 +18,8 @@ use crate::sanitize::sanitize_line;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConfirmOp {
     CancelTask(TaskKey),
+    /// Call the task's tool again with the same arguments.
+    Rerun(TaskKey),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -210,8 +212,12 @@ pub enum Modal {
     Detail(DetailView),
     Doc(DocView),
     Input(Box<InputForm>),
-    Help { scroll: usize },
+    Help {
+        scroll: usize,
+    },
     ServerPicker(Picker<ServerId>),
     ToolPicker(ToolPicker),
     ToolForm(Box<ToolForm>),
+    /// Every pending input request, oldest first.
+    Inbox(super::inbox::InboxView),
 }

@@ -41,6 +41,8 @@ pub enum Phase {
         acked: bool,
     },
     Done(TaskStatus),
+    /// Completed, but the result says `isError: true`: the tool failed.
+    ToolError,
     /// A cancel was requested but the task ended otherwise.
     EndedAnyway(TaskStatus),
 }
@@ -107,6 +109,18 @@ impl TaskRow {
         self.status().is_some_and(TaskStatus::is_terminal)
     }
 
+    /// Completed with a result that has `isError: true`.
+    pub fn tool_error(&self) -> bool {
+        self.task.as_ref().is_some_and(|t| {
+            t.status == TaskStatus::Completed
+                && t.result
+                    .as_ref()
+                    .and_then(|r| r.get("isError"))
+                    .and_then(Value::as_bool)
+                    == Some(true)
+        })
+    }
+
     /// Whether the user has something to answer.
     pub fn needs_input(&self) -> bool {
         !self.is_terminal()
@@ -118,6 +132,7 @@ impl TaskRow {
         match (&self.task, self.cancel) {
             (None, Some(c)) => Phase::CancelRequested { acked: c.acked },
             (None, None) => Phase::Unknown,
+            (Some(_), _) if self.tool_error() => Phase::ToolError,
             (Some(t), Some(_)) if t.status.is_terminal() && t.status != TaskStatus::Cancelled => {
                 Phase::EndedAnyway(t.status.clone())
             }

@@ -281,7 +281,8 @@ fn terminal_snapshot_closes_the_open_form_without_sending() {
     run(&mut s, vec![updated(t), key('a')]);
     assert!(matches!(s.modals.last(), Some(Modal::Input(_))));
     let fx = run(&mut s, vec![updated(task("t1", TaskStatus::Failed))]);
-    assert!(fx.is_empty() && s.modals.is_empty());
+    // nothing is sent (the only effect is the "finished" alert)
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Engine(_))) && s.modals.is_empty());
     assert!(s.notices.last().unwrap().text.contains("nothing was sent"));
 }
 
@@ -668,4 +669,31 @@ fn ten_thousand_tasks_build_a_view() {
     assert_eq!(s.board.view.len(), 10_000);
     run(&mut s, vec![code(KeyCode::End)]);
     assert_eq!(s.board.selected_index(), Some(9_999));
+}
+
+#[test]
+fn a_completed_task_with_is_error_is_a_tool_error() {
+    let mut s = fresh();
+    let mut bad = task("t1", TaskStatus::Completed);
+    bad.result =
+        Some(json!({"content": [{"type": "text", "text": "3 problems"}], "isError": true}));
+    let mut good = task("t2", TaskStatus::Completed);
+    good.result = Some(json!({"content": [], "isError": false}));
+    run(&mut s, vec![updated(bad), updated(good)]);
+    assert_eq!(s.tasks[&tk("t1")].phase(), Phase::ToolError);
+    assert_eq!(
+        s.tasks[&tk("t2")].phase(),
+        Phase::Done(TaskStatus::Completed)
+    );
+    // counted under Failed, not Done
+    let count = |tab: Tab| s.board.tab_counts[Tab::ALL.iter().position(|t| *t == tab).unwrap()];
+    assert_eq!((count(Tab::Done), count(Tab::Failed)), (1, 1));
+    // a cancel requested before the tool failed does not hide the error
+    let mut s = fresh();
+    run(&mut s, vec![updated(task("t1", TaskStatus::Working))]);
+    s.tasks.get_mut(&tk("t1")).unwrap().cancel = Some(task::CancelMark { acked: true });
+    let mut bad = task("t1", TaskStatus::Completed);
+    bad.result = Some(json!({"content": [], "isError": true}));
+    run(&mut s, vec![updated(bad)]);
+    assert_eq!(s.tasks[&tk("t1")].phase(), Phase::ToolError);
 }

@@ -281,3 +281,32 @@ fn input_form_builds_sections_for_each_pending_request() {
     assert_eq!(f.form.fields.len(), 10);
     assert_eq!(f.sections[0].message, "Who are you?");
 }
+
+#[test]
+fn typing_into_a_field_clears_its_stale_validation_error() {
+    let req = elicit(json!({
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "required": ["a", "b"]
+    }));
+    let mut s = input_state(vec![("k", req)]);
+    assert!(run(&mut s, vec![key('a'), code(KeyCode::Enter)]).is_empty());
+    let errors = |s: &State| {
+        let Some(Modal::Input(f)) = s.modals.last() else {
+            panic!("the form closed")
+        };
+        let fields: Vec<Option<String>> = f.form.fields.iter().map(|f| f.error.clone()).collect();
+        (fields, f.error.clone())
+    };
+    assert_eq!(errors(&s).1.as_deref(), Some("2 fields need fixing"));
+    // moving the cursor changes nothing; typing clears only that field's error
+    run(&mut s, vec![code(KeyCode::Left), key('x')]);
+    let (fields, summary) = errors(&s);
+    assert_eq!(fields, vec![None, Some("required".to_string())]);
+    assert!(summary.is_some(), "one field still needs fixing");
+    run(&mut s, vec![code(KeyCode::Tab), key('y')]);
+    assert_eq!(errors(&s), (vec![None, None], None));
+    // submitting validates again
+    run(&mut s, vec![code(KeyCode::Backspace), code(KeyCode::Enter)]);
+    assert_eq!(errors(&s).0, vec![None, Some("required".to_string())]);
+}

@@ -9,8 +9,8 @@ use super::keymap::{Action, Context};
 use super::keys::{Key, KeyCode};
 use super::modal::{Confirm, ConfirmOp, DetailView, DocView, Modal, TimelineState};
 use super::task::{CancelMark, TaskRow, short_id};
-use super::update_forms;
 use super::{Effect, Health, Msg, NOTICE_SECS, Now, State, TaskKey};
+use super::{update_forms, update_power};
 use crate::engine::{CallResult, EngineCommand, EngineEvent, NoticeLevel};
 
 /// Apply one message; returns the effects to execute, in order.
@@ -22,7 +22,27 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
     match msg {
         Msg::Key(key) => on_key(state, key, now, &mut fx),
         Msg::Action(action) => on_action(state, action, now, &mut fx),
-        Msg::Engine(event) => on_engine(state, event, now),
+        Msg::Engine(event) => {
+            let watch = update_power::alert_watch(state, &event);
+            if !update_power::on_engine(state, &event, now) {
+                on_engine(state, event, now);
+            }
+            update_power::alerts(state, watch, &mut fx);
+        }
+        Msg::Mouse(mouse) => {
+            state.ensure_view();
+            if let Some(action) = update_power::on_mouse(state, mouse) {
+                on_action(state, action, now, &mut fx);
+            }
+        }
+        Msg::Exported(result) => match result {
+            Ok(path) => state.notify(
+                NoticeLevel::Info,
+                &format!("timeline written to {path}"),
+                now,
+            ),
+            Err(e) => state.notify(NoticeLevel::Error, &format!("export failed: {e}"), now),
+        },
         Msg::TimelineLoaded { key, result } => {
             for m in &mut state.modals {
                 if let Modal::Detail(d) = m
@@ -43,9 +63,12 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
             state.page_rows = page_rows.max(1);
             state.board.clamp_offset();
         }
-        Msg::Tick => state
-            .notices
-            .retain(|n| (now - n.at).num_seconds() < NOTICE_SECS * 4),
+        Msg::Tick => {
+            state
+                .notices
+                .retain(|n| (now - n.at).num_seconds() < NOTICE_SECS * 4);
+            update_power::tick(state);
+        }
     }
     fx
 }
@@ -53,6 +76,10 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
 fn on_key(state: &mut State, key: Key, now: Now, fx: &mut Vec<Effect>) {
     let ctx = state.context();
     match ctx {
+        Context::Command => match state.keymap.action(ctx, key) {
+            Some(action) => on_action(state, action, now, fx),
+            None => update_power::command_key(state, key),
+        },
         Context::Form => {
             if let Some(action) = update_forms::form_key(state, key) {
                 on_action(state, action, now, fx);
@@ -116,6 +143,10 @@ fn scroll(state: &mut State, delta: isize) -> bool {
 }
 
 fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) {
+    if update_power::on_action(state, action, now, fx) {
+        state.ensure_view();
+        return;
+    }
     let page = state.page_rows as isize;
     let rows = state.board.viewport as isize;
     let (delta, board_delta) = match action {
@@ -187,6 +218,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
                             }));
                         }
                     }
+                    ConfirmOp::Rerun(key) => update_power::rerun(state, key, now, fx),
                 }
             }
         }
@@ -196,14 +228,14 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             }
         }
         Action::Select => update_forms::picker_select(state, now, fx),
-        Action::Refresh => {
-            if let Some(row) = state.selected_row() {
-                fx.push(Effect::Engine(EngineCommand::Refresh {
-                    server: row.key.server.clone(),
-                    task_id: Some(row.key.task_id.clone()),
-                }));
-            }
-        }
+        Action::Refresh
+        | Action::Rerun
+        | Action::Inbox
+        | Action::Hints
+        | Action::Command
+        | Action::CommandRun
+        | Action::CommandCancel
+        | Action::Complete => {}
         Action::Filter => state.board.filter.editing = true,
         Action::FilterApply => state.board.filter.editing = false,
         Action::FilterClear => {
@@ -476,6 +508,8 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             s.requests_per_sec = requests_per_sec;
             s.errors_total = errors_total;
         }
+        // handled by update_power
+        EngineEvent::ToolsListFailed { .. } | EngineEvent::ServerMisbehaved { .. } => {}
         EngineEvent::Notice {
             server,
             level,

@@ -29,22 +29,36 @@ pub(super) fn form_key(state: &mut State, key: Key) -> Option<Action> {
     let keymap = state.keymap.clone();
     let action = keymap.action(Context::Form, key);
     let form = top_form(state)?;
-    if let Some(field) = form.focused() {
-        let json = matches!(field.kind, super::form::FieldKind::Json);
-        let nav = matches!(key.code, KeyCode::Tab | KeyCode::BackTab | KeyCode::Esc);
-        if json && !nav && field.edit(key) {
-            return None;
-        }
-        if field.takes_text() && key.text_char().is_some() {
-            field.edit(key);
-            return None;
-        }
-        if action.is_none() {
-            field.edit(key);
-            return None;
-        }
+    let Some(field) = form.focused() else {
+        return action;
+    };
+    let json = matches!(field.kind, super::form::FieldKind::Json);
+    let nav = matches!(key.code, KeyCode::Tab | KeyCode::BackTab | KeyCode::Esc);
+    let edited = if json && !nav {
+        field.edit(key)
+    } else if (field.takes_text() && key.text_char().is_some()) || action.is_none() {
+        field.edit(key);
+        true
+    } else {
+        false
+    };
+    if !edited {
+        return action;
     }
-    action
+    clear_fixed_summary(state);
+    None
+}
+
+/// Drop the form's "N fields need fixing" line once no field shows an error any more.
+fn clear_fixed_summary(state: &mut State) {
+    let (form, error) = match state.modals.last_mut() {
+        Some(Modal::Input(f)) => (&f.form, &mut f.error),
+        Some(Modal::ToolForm(f)) => (&f.form, &mut f.error),
+        _ => return,
+    };
+    if form.fields.iter().all(|f| f.error.is_none()) {
+        *error = None;
+    }
 }
 
 pub(super) fn open_input_form(state: &mut State, now: Now) {
@@ -52,6 +66,11 @@ pub(super) fn open_input_form(state: &mut State, now: Now) {
         Some(Modal::Detail(d)) => Some(d.key.clone()),
         _ => state.board.selected.clone(),
     };
+    open_input_form_for(state, key, now)
+}
+
+/// Open the input form of the task `key` (notices when there is nothing to answer).
+pub(super) fn open_input_form_for(state: &mut State, key: Option<super::TaskKey>, now: Now) {
     let Some(row) = key.as_ref().and_then(|k| state.tasks.get(k)) else {
         return state.notify(NoticeLevel::Info, "no task selected", now);
     };
@@ -78,6 +97,7 @@ pub(super) fn form_action(state: &mut State, action: Action, now: Now, fx: &mut 
             if let Some(field) = top_form(state).and_then(|f| f.focused()) {
                 field.toggle();
             }
+            clear_fixed_summary(state);
         }
         Action::Submit => match state.modals.last() {
             Some(Modal::Input(_)) => submit_input(state, now, fx),

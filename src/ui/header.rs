@@ -1,5 +1,5 @@
 //! The header: the title line and one line per server (era, push/poll, health, request
-//! rate, inbox count). Must not mutate state.
+//! rate, inbox count, conformance-hint badge). Must not mutate state.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -39,9 +39,12 @@ impl Widget for Header<'_> {
         }
         let clock = now.format("%H:%M:%S UTC").to_string();
         let used: usize = title.iter().map(|s| s.width()).sum();
-        let pad = (area.width as usize).saturating_sub(used + clock.len() + 1);
-        title.push(Span::raw(" ".repeat(pad)));
-        title.push(Span::styled(clock, theme.dim));
+        // the clock only where it fits with a space before it
+        if used + 1 + clock.len() < area.width as usize {
+            let pad = area.width as usize - used - clock.len() - 1;
+            title.push(Span::raw(" ".repeat(pad)));
+            title.push(Span::styled(clock, theme.dim));
+        }
         Line::from(title).render(Rect { height: 1, ..area }, buf);
 
         let rows = area.height.saturating_sub(1) as usize;
@@ -89,6 +92,15 @@ impl Widget for Header<'_> {
                 spans.push(Span::styled(format!("  ✎ {inbox}"), theme.input));
             } else if !narrow {
                 spans.push(Span::styled("  inbox 0", theme.dim));
+            }
+            if !s.hints.is_empty() {
+                let n = s.hints.len();
+                let badge = if narrow {
+                    format!("  ⚠{n}")
+                } else {
+                    format!("  ⚠ {n} hint{}", if n == 1 { "" } else { "s" })
+                };
+                spans.push(Span::styled(badge, theme.warn));
             }
             if !narrow && s.errors_total > 0 {
                 spans.push(Span::styled(

@@ -1,21 +1,24 @@
 //! Views: pure functions of `&State` (plus the theme and an injected `now`) drawn into a
 //! ratatui buffer. Must not mutate state, read the clock, or do I/O.
 
+pub mod command;
 pub mod detail;
 pub mod footer;
 pub mod form;
 pub mod header;
 pub mod help;
+pub mod inbox;
 pub mod popup;
 pub mod table;
 pub mod text;
 pub mod theme;
+pub mod theme_file;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
 
-use crate::state::{Modal, Now, State};
+use crate::state::{Hit, Modal, Now, State, Tab};
 pub use theme::Theme;
 
 /// The screen's regions.
@@ -33,8 +36,11 @@ pub struct Areas {
 /// Split the screen; the loop uses it too, to tell the reducer how many rows fit.
 pub fn areas(area: Rect, state: &State) -> Areas {
     let header_rows = state.servers.len().clamp(1, 3) as u16 + 1;
-    let filter_rows =
-        u16::from(state.board.filter.editing || !state.board.filter.input.value().is_empty());
+    let filter_rows = u16::from(
+        state.command.is_some()
+            || state.board.filter.editing
+            || !state.board.filter.input.value().is_empty(),
+    );
     let [header, tabs, filter, body, notice, footer] = Layout::vertical([
         Constraint::Length(header_rows),
         Constraint::Length(1),
@@ -59,12 +65,53 @@ pub fn table_rows(areas: &Areas) -> usize {
     areas.body.height.saturating_sub(1) as usize
 }
 
+/// What the screen shows at column `x`, row `y` (for mouse clicks).
+pub fn hit_test(area: Rect, state: &State, x: u16, y: u16) -> Hit {
+    let a = areas(area, state);
+    let inside = |r: Rect| x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height;
+    if let Some(Modal::Inbox(v)) = state.modals.last() {
+        let (rect, first) = inbox::inbox_rect(area);
+        let rows = rect.height.saturating_sub(3) as usize;
+        if inside(rect) && y >= first && ((y - first) as usize) < rows {
+            let offset = v.selected.saturating_sub(rows.saturating_sub(1));
+            return Hit::InboxRow(offset + (y - first) as usize);
+        }
+        return Hit::Elsewhere;
+    }
+    if !state.modals.is_empty() {
+        return Hit::Elsewhere;
+    }
+    if inside(a.tabs) {
+        let narrow = a.tabs.width < 80;
+        let mut col = a.tabs.x + 1;
+        for (i, tab) in Tab::ALL.iter().enumerate() {
+            let count = state.board.tab_counts[i];
+            let title = if narrow {
+                &tab.title()[..tab.title().len().min(4)]
+            } else {
+                tab.title()
+            };
+            let w = format!(" {title} {count} ").chars().count() as u16;
+            if x >= col && x < col + w {
+                return Hit::Tab(*tab);
+            }
+            col += w;
+        }
+        return Hit::Elsewhere;
+    }
+    // the table's first line is its column header
+    if inside(a.body) && y > a.body.y {
+        return Hit::Row((y - a.body.y - 1) as usize);
+    }
+    Hit::Elsewhere
+}
+
 /// The whole screen.
 ///
 /// ```text
 /// ┌ header: one line per server (era, push/poll, health, req/s, inbox) + title line ┐
 /// │ tabs: All │ Active │ Input │ Done │ Failed │ Cancelled        sort + filter info │
-/// │ [filter line: / regex, inline error]                                            │
+/// │ [filter line: / regex, inline error — or the `:` command line with completions] │
 /// │ body: task table (virtualised) — or the detail view of one task                 │
 /// │ notice line (latest notice, or a summary)                                       │
 /// └ footer: key hints generated from the keymap for the focused context             ┘
@@ -83,7 +130,9 @@ impl Widget for Dashboard<'_> {
         let a = areas(area, state);
         header::Header { state, theme, now }.render(a.header, buf);
         table::Tabs { state, theme }.render(a.tabs, buf);
-        if a.filter.height > 0 {
+        if state.command.is_some() && a.filter.height > 0 {
+            command::CommandBar { state, theme }.render(a.filter, buf);
+        } else if a.filter.height > 0 {
             table::FilterLine { state, theme }.render(a.filter, buf);
         }
         table::TaskTable { state, theme, now }.render(a.body, buf);
@@ -126,6 +175,14 @@ impl Widget for Dashboard<'_> {
                 Modal::ToolPicker(p) => {
                     popup::ToolPickerPopup { picker: p, theme }.render(area, buf)
                 }
+                Modal::Inbox(v) => inbox::InboxPopup {
+                    state,
+                    view: v,
+                    theme,
+                    now,
+                    focused: top,
+                }
+                .render(area, buf),
             }
         }
     }

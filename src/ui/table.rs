@@ -237,6 +237,7 @@ fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
             format!("{} {} anyway", status_icon(&s), s.as_str()),
             theme.status(&s),
         ),
+        Phase::ToolError => ("✖ tool error".to_string(), theme.failed),
         Phase::Done(s) => (
             format!("{} {}", status_icon(&s), s.as_str()),
             theme.status(&s),
@@ -363,7 +364,11 @@ impl Widget for Tabs<'_> {
             }
         }
         let arrow = if state.board.descending { "↓" } else { "↑" };
-        let sort = format!("sort {}{arrow} ", state.board.sort.title());
+        let only = match &state.board.server {
+            Some(s) => format!("{} · ", crate::sanitize::sanitize_line(s.as_str(), 20)),
+            None => String::new(),
+        };
+        let sort = format!("{only}sort {}{arrow} ", state.board.sort.title());
         let used: usize = spans.iter().map(|s| s.width()).sum();
         if used + sort.len() < area.width as usize {
             spans.push(Span::raw(

@@ -7,6 +7,8 @@
 //! default `<repo>/.peers`; a missing install is a test failure, never a skip.
 #![allow(dead_code)]
 
+pub mod tower;
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -170,6 +172,12 @@ pub fn everything_http() -> Peer {
     cmd.arg(interop_dir().join("everything.cjs"))
         .env("TASKRAIL_PEERS_DIR", peers_dir());
     start("everything", cmd)
+}
+
+/// Starts the tower-mcp peer (modern `2026-07-28`, tasks-v2 with `subscriptions/listen`
+/// push), building it first if needed. See [`tower::tower_http`].
+pub fn tower_http() -> Peer {
+    tower::tower_http()
 }
 
 /// Directory for peer logs: `<target>/<profile>/peer-logs`, next to the test binaries.

@@ -270,11 +270,18 @@ def check_modern(url):
     err = expect_error(call_tool(url, "import_rows", tasks=False), 400, -32021, "required task tool without the extension")
     check(EXT in err["data"]["requiredCapabilities"]["extensions"], "-32021 names the extension")
     expect_error(modern(url, "tasks/get", {"taskId": "x"}, name="x", tasks=False), 400, -32021, "tasks/get without the extension")
-    r = result_of(call_tool(url, "lookup", {"key": "region"}), "lookup")
+    lookup_schema = next(t for t in tools if t["name"] == "lookup")["inputSchema"]
+    check(lookup_schema["properties"]["key"].get("x-mcp-header") == "Key", "lookup.key is an x-mcp-header")
+    expect_error(call_tool(url, "lookup", {"key": "region"}), 400, -32020, "x-mcp-header argument without Mcp-Param-Key")
+    expect_error(modern(url, "tools/call", {"name": "lookup", "arguments": {"key": "region"}}, name="lookup",
+                        headers={"Mcp-Param-Key": "owner"}), 400, -32020, "Mcp-Param-Key disagreeing with the argument")
+    r = result_of(modern(url, "tools/call", {"name": "lookup", "arguments": {"key": "region"}}, name="lookup",
+                         headers={"Mcp-Param-Key": "region"}), "lookup")
     check(r["resultType"] == "complete" and "taskId" not in r, "lookup answers without a task")
     check(r["content"][0]["text"] == "region = eu-west-1", "lookup text")
     encoded = modern(url, "tools/call", {"name": "lookup", "arguments": {"key": "owner"}},
-                     headers={"Mcp-Name": "=?base64?" + base64.b64encode(b"lookup").decode() + "?="})
+                     headers={"Mcp-Name": "=?base64?" + base64.b64encode(b"lookup").decode() + "?=",
+                              "Mcp-Param-Key": "owner"})
     check(result_of(encoded, "base64 Mcp-Name")["resultType"] == "complete", "base64 Mcp-Name accepted")
     r = result_of(call_tool(url, "lint", {"repo": "acme/web"}, tasks=False), "inline lint")
     check(r["resultType"] == "complete" and r["isError"] is True, "lint inline: isError result")

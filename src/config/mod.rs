@@ -1,0 +1,207 @@
+//! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
+//! (`${ENV}` expanded), per-server `read_only` and poll floor, notifications, mouse,
+//! keymap overrides and a theme. Invalid files give an error naming the line, never a
+//! panic. Owns parsing and validation only: header values are secrets and never appear
+//! in an error. Must not touch the terminal or the network.
+
+mod raw;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::state::keymap::{Action, Context, Keymap};
+use crate::state::keys::Key;
+use crate::ui::Theme;
+
+/// Where notifications go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Desktop {
+    Off,
+    /// `ESC ] 9 ; text BEL` (iTerm2, Windows Terminal, ConEmu, kitty, foot, …).
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; body BEL` (rxvt-unicode, VTE terminals, WezTerm).
+    Osc777,
+}
+
+/// Bell and desktop notifications when a task waits for input or finishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifyConfig {
+    pub bell: bool,
+    pub desktop: Desktop,
+    pub on_input: bool,
+    pub on_finished: bool,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            bell: true,
+            desktop: Desktop::Off,
+            on_input: true,
+            on_finished: true,
+        }
+    }
+}
+
+impl NotifyConfig {
+    /// Everything off (tests, `TASKRAIL_NO_NOTIFY`).
+    pub fn off() -> Self {
+        NotifyConfig {
+            bell: false,
+            desktop: Desktop::Off,
+            on_input: false,
+            on_finished: false,
+        }
+    }
+}
+
+/// How to reach a configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Url(String),
+    /// A command line started as a stdio server.
+    Command(String),
+}
+
+/// One `[[server]]` entry, validated.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub target: Target,
+    /// Resolved headers; values may be secrets.
+    pub headers: Vec<(String, String)>,
+    pub read_only: bool,
+    pub poll_floor: Option<Duration>,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // header values are secrets: names only
+        f.debug_struct("ServerConfig")
+            .field("name", &self.name)
+            .field("target", &self.target)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("read_only", &self.read_only)
+            .field("poll_floor", &self.poll_floor)
+            .finish()
+    }
+}
+
+impl ServerConfig {
+    /// The `--server` form of the target (`URL` or `stdio:<command>`).
+    pub fn endpoint_spec(&self) -> String {
+        match &self.target {
+            Target::Url(u) => u.clone(),
+            Target::Command(c) => format!("stdio:{c}"),
+        }
+    }
+}
+
+/// One keymap override: `action` in `context` is bound to exactly `keys`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyOverride {
+    pub context: Context,
+    pub action: Action,
+    pub keys: Vec<Key>,
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// The file it came from (none: defaults).
+    pub path: Option<PathBuf>,
+    pub servers: Vec<ServerConfig>,
+    /// Theme name (bundled) and the resolved theme.
+    pub theme_name: Option<String>,
+    pub theme: Option<Theme>,
+    pub notify: NotifyConfig,
+    pub mouse: bool,
+    pub keys: Vec<KeyOverride>,
+}
+
+impl Config {
+    /// The default location: `config.toml` in the user's config dir.
+    pub fn default_path() -> Option<PathBuf> {
+        directories::ProjectDirs::from("", "", "taskrail")
+            .map(|d| d.config_dir().join("config.toml"))
+    }
+
+    /// Load `explicit` (must exist), else the default file if there is one.
+    pub fn load(explicit: Option<&Path>) -> Result<Config, String> {
+        let (path, required) = match explicit {
+            Some(p) => (p.to_path_buf(), true),
+            None => match Config::default_path() {
+                Some(p) => (p, false),
+                None => return Ok(Config::defaults()),
+            },
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config::defaults());
+            }
+            Err(e) => return Err(format!("config {}: {e}", path.display())),
+        };
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut config = Config::parse(&text, |v| std::env::var(v).ok(), base)
+            .map_err(|e| format!("config {}: {e}", path.display()))?;
+        config.path = Some(path);
+        Ok(config)
+    }
+
+    /// No file: every default.
+    pub fn defaults() -> Config {
+        Config {
+            mouse: true,
+            ..Default::default()
+        }
+    }
+
+    /// Parse and validate a config text. `env` resolves `${VAR}`; `base` is where a
+    /// relative theme path is looked up.
+    pub fn parse(
+        text: &str,
+        env: impl Fn(&str) -> Option<String>,
+        base: &Path,
+    ) -> Result<Config, String> {
+        raw::parse(text, &env, base)
+    }
+
+    /// The keymap with this config's overrides applied to `keymap`.
+    pub fn apply_keys(&self, mut keymap: Keymap) -> Keymap {
+        for o in &self.keys {
+            keymap.rebind(o.context, o.action, o.keys.clone());
+        }
+        keymap
+    }
+
+    /// A configured server by name.
+    pub fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+/// Expand every `${VAR}`; errors name the variable, never the text around it.
+pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or("`${` without a closing `}`")?;
+        let var = &after[..end];
+        if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("`${{{var}}}` is not an environment variable name"));
+        }
+        let val = env(var).ok_or_else(|| format!("environment variable {var} is not set"))?;
+        out.push_str(&val);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}

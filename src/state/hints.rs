@@ -1,0 +1,99 @@
+//! Conformance hints per server: what a server did against the tasks protocol, kept as
+//! one record per kind (count, first and last time, latest evidence), and the document
+//! listing them with advice for the server's authors. Must not render or do I/O.
+
+use super::detail::{DocLine, LineKind};
+use super::{Now, ServerState, State};
+use crate::engine::Hint;
+use crate::sanitize::sanitize_line;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HintRecord {
+    pub hint: Hint,
+    /// The latest evidence (sanitized).
+    pub detail: String,
+    pub count: u32,
+    pub first_at: Now,
+    pub last_at: Now,
+}
+
+/// Fold one finding into the server's records.
+pub fn record(server: &mut ServerState, hint: Hint, detail: &str, now: Now) {
+    let detail = sanitize_line(detail, 200);
+    match server.hints.iter_mut().find(|r| r.hint == hint) {
+        Some(r) => {
+            r.count = r.count.saturating_add(1);
+            r.detail = detail;
+            r.last_at = now;
+        }
+        None => {
+            server.hints.push(HintRecord {
+                hint,
+                detail,
+                count: 1,
+                first_at: now,
+                last_at: now,
+            });
+            server.hints.sort_by_key(|r| r.hint);
+        }
+    }
+}
+
+/// Break `text` into lines of at most `width` characters at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("never empty");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
+/// Every server's hints with advice, for the hints view.
+pub fn hints_doc(state: &State) -> Vec<DocLine> {
+    let mut out = Vec::new();
+    let mut any = false;
+    for s in &state.servers {
+        if s.hints.is_empty() {
+            continue;
+        }
+        any = true;
+        out.push(DocLine::new(
+            LineKind::Heading,
+            format!(
+                "{} — {} kind(s)",
+                sanitize_line(s.id.as_str(), 60),
+                s.hints.len()
+            ),
+        ));
+        for r in &s.hints {
+            out.push(DocLine::new(
+                LineKind::SubHeading,
+                format!("⚠ {} (×{})", r.hint.title(), r.count),
+            ));
+            out.push(DocLine::field("last seen", r.detail.clone()));
+            out.push(DocLine::field(
+                "since",
+                r.first_at.format("%H:%M:%S UTC").to_string(),
+            ));
+            for line in wrap(r.hint.advice(), 76) {
+                out.push(DocLine::new(LineKind::Body, line));
+            }
+            out.push(DocLine::new(LineKind::Dim, ""));
+        }
+    }
+    if !any {
+        out.push(DocLine::new(
+            LineKind::Dim,
+            "No server has broken a rule of the tasks protocol so far.",
+        ));
+    }
+    out
+}

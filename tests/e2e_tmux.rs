@@ -1,0 +1,459 @@
+//! End-to-end tests of the real dashboard binary in tmux: a private tmux server per test
+//! (its own `-L` socket) runs `taskrail --server URL` against a `serve-demo` process, keys
+//! go in with `send-keys`, and every check polls `capture-pane` until it holds (bounded).
+//! tmux is required: `.ci/run` installs it; a missing tmux fails the test, never skips it.
+
+mod support;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use support::taskrail::{DemoProcess, Taskrail, bin, task_id};
+
+/// How long one visible change may take before the test fails.
+const LIMIT: Duration = Duration::from_secs(40);
+const CLI_LIMIT: Duration = Duration::from_secs(60);
+/// Marker the shell prints after the dashboard exits.
+const EXITED: &str = "dashboard-exit-status=";
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A private tmux server with one 120x35 window running `sh`. Dropping it kills the server
+/// (and with it the shell and anything still running in the pane) and removes its socket.
+struct Tmux {
+    socket: String,
+    socket_path: Option<PathBuf>,
+    /// The dashboard's log, quoted when a wait fails.
+    log: RefCell<Option<PathBuf>>,
+}
+
+impl Tmux {
+    fn start(name: &str) -> Tmux {
+        if let Err(e) = Command::new("tmux").arg("-V").output() {
+            panic!(
+                "tmux is required by the end-to-end tests but cannot be run ({e}); \
+                 install it (`apt-get install tmux`; `.ci/run` does this)"
+            );
+        }
+        let socket = format!(
+            "taskrail-e2e-{}-{}-{name}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut tmux = Tmux {
+            socket,
+            socket_path: None,
+            log: RefCell::new(None),
+        };
+        let out = tmux.raw(&[
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "35",
+            "env PS1='$ ' /bin/sh",
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        let path = tmux.tmux(&["display-message", "-p", "#{socket_path}"]);
+        tmux.socket_path = Some(PathBuf::from(path.trim()));
+        tmux
+    }
+
+    fn raw(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            // no user configuration; the server starts with this environment
+            .args(["-u", "-f", "/dev/null", "-L", &self.socket])
+            .args(args)
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "xterm-256color")
+            .env_remove("TMUX")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("ALL_PROXY")
+            .output()
+            .expect("run tmux")
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = self.raw(args);
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Named keys (`Enter`, `Escape`, `j`, …), one argument each.
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "0"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Literal text.
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "0", "-l", text]);
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "0"])
+    }
+
+    fn alternate_screen(&self) -> bool {
+        self.tmux(&["display-message", "-p", "-t", "0", "#{alternate_on}"])
+            .trim()
+            == "1"
+    }
+
+    fn resize(&self, w: u16, h: u16) {
+        self.tmux(&[
+            "resize-window",
+            "-t",
+            "0",
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+        ]);
+    }
+
+    /// Poll the pane until `cond` holds; returns that screen. Panics with the last screen.
+    fn wait(&self, what: &str, cond: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let screen = self.screen();
+            if cond(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                let log = self
+                    .log
+                    .borrow()
+                    .as_ref()
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                panic!(
+                    "timed out after {LIMIT:?} waiting for {what}; the pane shows:\n{screen}\n\
+                     last lines of the dashboard log (newest first):\n{}",
+                    tail.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Start the dashboard from the shell in the pane, on `tr`'s ledger.
+    fn start_dashboard(&self, tr: &Taskrail, url: &str) {
+        *self.log.borrow_mut() = Some(tr.log());
+        let line = format!(
+            "TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_LOG_LEVEL=debug {} --server {url}; echo {EXITED}$?",
+            quote(&tr.db()),
+            quote(&tr.log()),
+            quote(Path::new(bin())),
+        );
+        self.type_text(&line);
+        self.keys(&["Enter"]);
+        self.wait("the dashboard header", |s| {
+            s.contains(" taskrail ") && s.contains("connected")
+        });
+    }
+
+    /// Move the selection (`›`) to the row of `id` (its first eight characters).
+    fn select(&self, id: &str) {
+        let short = &id[..8];
+        self.keys(&["g"]);
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let screen = self.screen();
+            if selected_line(&screen).is_some_and(|l| l.contains(short)) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "could not select {short}; the pane shows:\n{screen}"
+            );
+            // down until the row, then wrap to the top and try again (rows may re-sort)
+            if screen.lines().any(|l| l.contains(short)) {
+                let here = screen.lines().position(|l| l.starts_with('›'));
+                let there = screen.lines().position(|l| l.contains(short));
+                self.keys(&[if here > there { "k" } else { "j" }]);
+            } else {
+                self.keys(&["j"]);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.raw(&["kill-server"]);
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
+
+fn selected_line(screen: &str) -> Option<&str> {
+    screen.lines().find(|l| l.starts_with('›'))
+}
+
+/// The board line of task `id`.
+fn row<'a>(screen: &'a str, id: &str) -> Option<&'a str> {
+    screen.lines().find(|l| l.contains(&id[..8]))
+}
+
+fn row_has(screen: &str, id: &str, needle: &str) -> bool {
+    row(screen, id).is_some_and(|l| l.contains(needle))
+}
+
+/// The percentage shown in a row (`  42%`), if any.
+fn percent(line: &str) -> Option<u32> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_suffix('%')?.parse().ok())
+}
+
+fn call(tr: &Taskrail, url: &str, tool: &str, args: &str) -> String {
+    task_id(&tr.run(
+        &["call", "--server", url, tool, "--args", args, "--detach"],
+        CLI_LIMIT,
+    ))
+}
+
+/// `taskrail get`: the task JSON, checked against the exit code for its status.
+fn get(tr: &Taskrail, url: &str, id: &str) -> serde_json::Value {
+    let run = tr.run(&["get", "--server", url, id], CLI_LIMIT);
+    let task = run.json();
+    let code = match task["status"].as_str() {
+        Some("completed") if task["result"]["isError"] == true => 1,
+        Some("completed" | "working" | "input_required") => 0,
+        Some("cancelled") => 4,
+        _ => 3,
+    };
+    assert_eq!(run.code, Some(code), "taskrail get: {run:#?}");
+    task
+}
+
+fn show(title: &str, screen: &str) {
+    println!("---- {title} ----\n{screen}");
+}
+
+#[test]
+fn board_progress_answer_cancel_quit_and_restart() {
+    // Answers and cancels are acknowledged at once but applied later, so the
+    // "answer sent" and "cancel requested" marks stay on screen for a while.
+    let demo = DemoProcess::start(&["--time-scale", "0.5", "--ack-delay", "1500"]);
+    let url = demo.url.as_str();
+    let tr = Taskrail::new();
+
+    // Tasks created from the command line, into the same ledger.
+    let report = call(&tr, url, "render_report", r#"{"pages":100}"#);
+    let ask = call(
+        &tr,
+        url,
+        "wait_for_input",
+        r#"{"prompt":"Name the release"}"#,
+    );
+    let lint = call(&tr, url, "lint", r#"{"repo":"taskrail"}"#);
+
+    let tmux = Tmux::start("main");
+    tmux.start_dashboard(&tr, url);
+
+    // The rows appear, and progress moves.
+    let screen = tmux.wait("the three rows", |s| {
+        [&report, &ask, &lint].iter().all(|id| row(s, id).is_some())
+    });
+    assert!(
+        screen.contains("render_report") && screen.contains("wait_for_input"),
+        "{screen}"
+    );
+    let screen = tmux.wait("a progress percentage on render_report", |s| {
+        row(s, &report).and_then(percent).is_some()
+    });
+    let first = row(&screen, &report).and_then(percent).unwrap();
+    let screen = tmux.wait("render_report's progress to move", |s| {
+        row(s, &report).and_then(percent).is_some_and(|p| p > first)
+    });
+    show("board, progress moving (120x35)", &screen);
+
+    // The tool error of lint is not a plain success.
+    let screen = tmux.wait("lint to finish", |s| row_has(s, &lint, "✖ tool error"));
+    assert!(!row_has(&screen, &lint, "✔"), "{screen}");
+
+    // An input form: select, open, send empty (refused), type, send.
+    tmux.wait("wait_for_input to need input", |s| {
+        row_has(s, &ask, "input needed")
+    });
+    tmux.select(&ask);
+    tmux.keys(&["a"]);
+    tmux.wait("the input form", |s| {
+        s.contains("Input for wait_for_input") && s.contains("Name the release")
+    });
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait("the validation error", |s| {
+        s.contains("required") && s.contains("needs fixing")
+    });
+    show("input form, sent empty (120x35)", &screen);
+    let value = r#"v2.1 "Ada" — ünïcode & <tags>"#;
+    tmux.type_text(value);
+    let screen = tmux.wait("the typed value in the field", |s| s.contains(value));
+    assert!(
+        !screen.contains("✖ required"),
+        "a stale validation error stays next to the filled field:\n{screen}"
+    );
+    show("input form, filled in (120x35)", &screen);
+    tmux.keys(&["Enter"]);
+    tmux.wait("the answer-sent mark", |s| {
+        !s.contains("Input for wait_for_input") && row_has(s, &ask, "answer sent")
+    });
+    tmux.wait("the answered task to complete", |s| {
+        row_has(s, &ask, "completed")
+    });
+    let task = get(&tr, url, &ask);
+    assert_eq!(task["status"], "completed", "{task:#}");
+    assert_eq!(
+        task["result"]["content"][0]["text"],
+        format!("Received: {value}"),
+        "{task:#}"
+    );
+    assert_eq!(task["result"]["structuredContent"]["value"], value);
+
+    // A new task from the UI (`n`), then cancel it (`c`, `y`).
+    let before: Vec<String> = ledger_ids(&tr);
+    tmux.keys(&["n"]);
+    tmux.wait("the tool picker", |s| s.contains("pick a tool"));
+    let deadline = Instant::now() + LIMIT;
+    while !tmux.screen().lines().any(|l| l.contains("› import_rows")) {
+        assert!(Instant::now() < deadline, "import_rows not in the picker");
+        tmux.keys(&["j"]);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.keys(&["Enter"]);
+    tmux.wait("the argument form", |s| s.contains("New task: import_rows"));
+    tmux.keys(&["Enter"]);
+    let import = wait_new_id(&tr, &before);
+    let screen = tmux.wait("the new import_rows row, working", |s| {
+        row_has(s, &import, "working")
+    });
+    assert!(row_has(&screen, &import, "import_rows"), "{screen}");
+    tmux.select(&import);
+    tmux.keys(&["c"]);
+    tmux.wait("the cancel question", |s| s.contains("Cancel import_rows"));
+    tmux.keys(&["y"]);
+    let screen = tmux.wait("the cancel-requested mark", |s| {
+        !s.contains("Cancel import_rows")
+            && (row_has(s, &import, "cancel requested") || row_has(s, &import, "cancelling"))
+    });
+    show("cancel requested (120x35)", &screen);
+    let screen = tmux.wait("the row to say cancelled", |s| {
+        row_has(s, &import, "⊘ cancelled")
+    });
+    show("after cancel (120x35)", &screen);
+    assert_eq!(get(&tr, url, &import)["status"], "cancelled");
+
+    // q restores the terminal; a new start shows the same tasks again.
+    tmux.keys(&["q"]);
+    let screen = tmux.wait("the shell after q", |s| s.contains(&format!("{EXITED}0")));
+    assert!(
+        !tmux.alternate_screen(),
+        "the alternate screen is still on after q:\n{screen}"
+    );
+    assert!(!screen.contains("panicked"), "{screen}");
+
+    tmux.start_dashboard(&tr, url);
+    let screen = tmux.wait("every earlier task back on the board", |s| {
+        row_has(s, &ask, "completed")
+            && row_has(s, &import, "cancelled")
+            && row_has(s, &lint, "✖ tool error")
+            && row(s, &report).is_some()
+    });
+    show("restarted on the same ledger (120x35)", &screen);
+    tmux.keys(&["q"]);
+    tmux.wait("the second exit", |s| {
+        s.matches(&format!("{EXITED}0")).count() == 2
+    });
+    assert!(!tmux.alternate_screen());
+}
+
+#[test]
+fn resizing_keeps_the_board_rendering() {
+    let demo = DemoProcess::start(&["--time-scale", "0.3"]);
+    let url = demo.url.as_str();
+    let tr = Taskrail::new();
+    let ids: Vec<String> = ["import_rows", "render_report", "import_rows"]
+        .iter()
+        .map(|tool| call(&tr, url, tool, "{}"))
+        .collect();
+
+    let tmux = Tmux::start("resize");
+    tmux.start_dashboard(&tr, url);
+    tmux.wait("the rows", |s| ids.iter().all(|id| row(s, id).is_some()));
+
+    tmux.resize(60, 16);
+    let screen = tmux.wait("the board at 60x16", |s| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines.len() <= 16
+            && lines.first().is_some_and(|l| l.contains(" taskrail "))
+            && s.contains(" id ")
+            && ids.iter().all(|id| row(s, id).is_some())
+            && lines.iter().all(|l| l.chars().count() <= 60)
+    });
+    show("board at 60x16", &screen);
+    assert!(tmux.alternate_screen(), "the dashboard is gone:\n{screen}");
+
+    // Smaller still, keys while small, then back.
+    tmux.resize(24, 5);
+    tmux.wait("the table at 24x5", |s| {
+        s.contains(" id ") && s.contains('›')
+    });
+    tmux.keys(&["j"]);
+    tmux.keys(&["?"]);
+    tmux.wait("the help at 24x5", |s| s.contains("Help"));
+    tmux.keys(&["Escape"]);
+    tmux.wait("the help closed at 24x5", |s| !s.contains("Help"));
+    tmux.keys(&["Tab"]);
+    tmux.resize(120, 35);
+    let screen = tmux.wait("the board at 120x35 again", |s| {
+        s.contains("sort age") && ids.iter().all(|id| row(s, id).is_some())
+    });
+    assert!(tmux.alternate_screen(), "the dashboard is gone:\n{screen}");
+    tmux.keys(&["q"]);
+    let screen = tmux.wait("the shell after q", |s| s.contains(&format!("{EXITED}0")));
+    assert!(!screen.contains("panicked"), "{screen}");
+    assert!(!tmux.alternate_screen());
+}
+
+/// Task ids in the ledger.
+fn ledger_ids(tr: &Taskrail) -> Vec<String> {
+    let run = tr.run(&["ls", "--all", "--json"], CLI_LIMIT);
+    assert_eq!(run.code, Some(0), "taskrail ls failed: {run:#?}");
+    run.json_lines()
+        .iter()
+        .filter_map(|t| t["task_id"].as_str().map(String::from))
+        .collect()
+}
+
+/// Wait (bounded) for a task id in the ledger that is not in `before`.
+fn wait_new_id(tr: &Taskrail, before: &[String]) -> String {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        if let Some(id) = ledger_ids(tr).into_iter().find(|id| !before.contains(id)) {
+            return id;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no new task reached the ledger in {LIMIT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
