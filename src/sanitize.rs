@@ -97,6 +97,39 @@ fn truncate_to_width(s: &mut String, max: usize) {
     s.truncate(end);
 }
 
+/// Serialized JSON that is safe on a terminal: serde_json already escapes C0 controls;
+/// this also escapes DEL, C1 controls, bidi and zero-width characters and line/paragraph
+/// separators as `\uXXXX` (they can only occur inside strings, so the JSON is unchanged).
+pub fn inert_json(json: String) -> String {
+    if json.bytes().all(|b| b.is_ascii() && b != 0x7f) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        // A raw newline is structure (pretty printing); inside strings serde escapes it.
+        if c == '\u{7f}'
+            || (c.is_control() && c != '\n')
+            || is_invisible(c)
+            || matches!(c, '\u{2028}' | '\u{2029}')
+        {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One-line JSON of `v`, terminal-safe (see [`inert_json`]).
+pub fn json_line<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    inert_json(serde_json::to_string(v).unwrap_or_default())
+}
+
+/// Pretty JSON of `v`, terminal-safe (see [`inert_json`]).
+pub fn json_pretty<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    inert_json(serde_json::to_string_pretty(v).unwrap_or_default())
+}
+
 /// Display width of a sanitized string.
 pub fn display_width(s: &str) -> usize {
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
@@ -193,6 +226,21 @@ impl Iterator for Cleaned<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_is_escaped_but_intact() {
+        let v =
+            serde_json::json!({ "s": "a\u{1b}[2J\u{9b}\u{202e}\u{200b}\u{2028}b\n", "n": [1, 2] });
+        for out in [json_line(&v), json_pretty(&v)] {
+            assert!(
+                out.chars()
+                    .all(|c| c == '\n' || !(c.is_control() || is_invisible(c)))
+            );
+            assert!(!out.contains('\u{2028}'));
+            let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(back, v);
+        }
+    }
 
     fn assert_safe(s: &str) {
         for c in s.chars() {

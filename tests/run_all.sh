@@ -24,6 +24,7 @@ step cargo fmt --check
 step cargo clippy --all-targets --locked -- -D warnings
 step cargo test --locked --all-targets --no-fail-fast
 step cargo test --locked --doc --no-fail-fast
+step bash tests/conformance/run.sh
 
 if ((${#failed[@]})); then
   printf '==> %d step(s) failed:\n' "${#failed[@]}"

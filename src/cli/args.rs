@@ -135,6 +135,9 @@ pub enum Command {
     /// Performance measurements (see README, Performance).
     #[command(hide = true)]
     Bench(crate::bench::BenchArgs),
+    /// Client entry point for the MCP conformance suite (`MCP_CONFORMANCE_SCENARIO`).
+    #[command(hide = true)]
+    Conformance { server_url: String },
 }
 
 impl Cli {

@@ -59,7 +59,7 @@ fn exit_code(task: &Task) -> u8 {
 
 fn print_json(v: &Value) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", serde_json::to_string(v).unwrap_or_default());
+    let _ = writeln!(out, "{}", crate::sanitize::json_line(v));
     let _ = out.flush();
 }
 
@@ -322,13 +322,10 @@ impl Follower {
                 eprintln!(
                     "input requested for task {} ({}): {message}",
                     short_id(&task_id),
-                    request.method
+                    sanitize_line(&request.method, 60)
                 );
-                eprintln!("  key: {key}");
-                eprintln!(
-                    "  request: {}",
-                    serde_json::to_string(&request).unwrap_or_default()
-                );
+                eprintln!("  key: {}", sanitize_line(&key, 200));
+                eprintln!("  request: {}", crate::sanitize::json_line(&request));
                 eprintln!(
                     "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
                     shell_quote(server.as_str()),

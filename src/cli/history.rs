@@ -16,7 +16,7 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
     };
     if json_out {
         for r in &records {
-            println!("{}", serde_json::to_string(r).unwrap_or_default());
+            println!("{}", crate::sanitize::json_line(r));
         }
         return exit::COMPLETED;
     }

@@ -4,6 +4,7 @@
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
 mod args;
+mod conformance;
 mod extras;
 mod follow;
 mod history;
@@ -239,6 +240,7 @@ async fn run(cli: Cli) -> u8 {
         },
         Some(Command::Demo) => board(&ctx, true).await,
         Some(Command::Bench(args)) => crate::bench::run(args).await,
+        Some(Command::Conformance { server_url }) => conformance::run(&ctx, &server_url).await,
         None => {
             board(
                 &ctx,

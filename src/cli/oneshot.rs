@@ -30,10 +30,7 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
         Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
     };
     if json_out {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&tools).unwrap_or_default()
-        );
+        println!("{}", crate::sanitize::json_pretty(&tools));
     } else {
         for t in &tools {
             let desc = t
@@ -67,10 +64,7 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
                     .map(|_| ())
             })
             .await;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&task).unwrap_or_default()
-            );
+            println!("{}", crate::sanitize::json_pretty(&task));
             match task.status {
                 TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => {
                     exit::TOOL_ERROR
@@ -143,7 +137,10 @@ pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> 
                 )
             })
             .await;
-            println!("{}", json!({ "ok": true, "taskId": task_id, "key": key }));
+            println!(
+                "{}",
+                crate::sanitize::json_line(&json!({ "ok": true, "taskId": task_id, "key": key }))
+            );
             exit::COMPLETED
         }
         Err(e) => fail(&format!("tasks/update: {e}"), error_exit(&e)),

@@ -582,7 +582,8 @@ impl ServerActor {
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
-            let result = client.update_task(&task_id, &responses).await;
+            let result =
+                super::retry::retry_transient(|| client.update_task(&task_id, &responses)).await;
             let _ = tx
                 .send(Internal::Answered {
                     task_id,
@@ -626,7 +627,7 @@ impl ServerActor {
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
-            let result = client.cancel_task(&task_id).await;
+            let result = super::retry::retry_transient(|| client.cancel_task(&task_id)).await;
             let _ = tx.send(Internal::Cancelled { task_id, result }).await;
         });
     }

@@ -7,6 +7,7 @@ mod actor;
 pub mod api;
 pub mod conformance;
 pub mod listen;
+mod retry;
 pub mod schedule;
 pub mod stats;
 pub mod tracker;

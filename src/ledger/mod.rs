@@ -141,7 +141,8 @@ pub struct EventRecord {
 
 /// The loggable form of a task id: its first 8 characters and an ellipsis.
 pub fn short_id(id: &str) -> String {
-    let mut s: String = id.chars().take(8).collect();
+    let head: String = id.chars().take(8).collect();
+    let mut s = crate::sanitize::sanitize_line(&head, 16);
     s.push('…');
     s
 }

@@ -33,7 +33,11 @@ pub struct McpClient {
     pub(super) pending_inputs: PendingInputs,
     progress_tokens: Mutex<HashMap<String, String>>,
     push_tx: mpsc::Sender<ServerPush>,
+    untracked_elicitation: Mutex<Option<ElicitationHandler>>,
 }
+
+/// Answers an `elicitation/create` that belongs to no task (its params → the result).
+pub type ElicitationHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 
 impl McpClient {
     /// Connect and detect the era. Returns the client and the channel of server pushes
@@ -55,6 +59,7 @@ impl McpClient {
             pending_inputs: PendingInputs::default(),
             progress_tokens: Mutex::new(HashMap::new()),
             push_tx,
+            untracked_elicitation: Mutex::new(None),
         });
         let weak: Weak<McpClient> = Arc::downgrade(&client);
         tokio::spawn(async move {
@@ -203,6 +208,12 @@ impl McpClient {
             )
             .await
         {
+            Ok(result) if result.get("supportedVersions").is_none() => {
+                // A lenient legacy server answers unknown methods with an empty result;
+                // only a discover result that lists versions means modern.
+                tracing::debug!("server/discover result without supportedVersions; legacy");
+                self.initialize().await
+            }
             Ok(result) => {
                 let versions: Vec<&str> = result
                     .get("supportedVersions")
@@ -680,7 +691,15 @@ impl McpClient {
                     request,
                 });
             }
-            ("elicitation/create", None) => jsonrpc::response(&id, json!({ "action": "cancel" })),
+            ("elicitation/create", None) => {
+                let handler = self
+                    .untracked_elicitation
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                let result = handler.map_or_else(|| json!({ "action": "cancel" }), |h| h(&params));
+                jsonrpc::response(&id, result)
+            }
             ("ping", _) => jsonrpc::response(&id, json!({})),
             _ => jsonrpc::error_response(&id, -32601, "not supported by this client"),
         };
@@ -688,6 +707,15 @@ impl McpClient {
             tracing::warn!("could not answer a server request: {e}");
         }
         None
+    }
+
+    /// Answer `elicitation/create` requests that belong to no task with `handler`
+    /// (without one they are declined with `cancel`).
+    pub fn on_untracked_elicitation(&self, handler: ElicitationHandler) {
+        *self
+            .untracked_elicitation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(handler);
     }
 
     /// End the session (legacy DELETE) or stop the child process.

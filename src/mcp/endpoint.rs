@@ -37,12 +37,23 @@ impl Endpoint {
     /// A stable identity for the ledger and the UI (no secrets: headers are not part of it).
     pub fn identity(&self) -> String {
         match self {
-            Endpoint::Http { url } => url.clone(),
+            Endpoint::Http { url } => redact_url(url),
             Endpoint::Stdio { argv } => format!(
                 "stdio:{}",
                 shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
             ),
         }
+    }
+}
+
+/// A URL fit to show and store: a password in it is replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -39,7 +39,7 @@ pub enum McpError {
         data: Option<Value>,
     },
     /// A non-success HTTP status without a usable JSON-RPC error body.
-    #[error("HTTP {status}{}", retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
+    #[error("HTTP {status}{}{}", status_hint(*status), retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
     Http {
         status: u16,
         retry_after: Option<Duration>,
@@ -131,5 +131,14 @@ impl McpError {
                 | Self::HeaderMismatch { .. }
                 | Self::UnsupportedVersion { .. }
         )
+    }
+}
+
+/// What a user should do about an HTTP status that retrying will not cure.
+fn status_hint(status: u16) -> &'static str {
+    match status {
+        401 => " unauthorized: the server wants credentials (pass them with --header)",
+        403 => " forbidden: these credentials may not use this server",
+        _ => "",
     }
 }

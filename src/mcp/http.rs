@@ -8,20 +8,23 @@
 use futures::{Stream, StreamExt, TryStreamExt};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, encode_header_value};
 use super::error::McpError;
 use super::jsonrpc::{Incoming, RequestId};
+use super::sse::{ResumeCell, sse_decode_tracked};
 use super::types::ErrorObject;
 
 /// A stream of messages from one reply (or a long-lived stream).
 pub type MessageStream = std::pin::Pin<Box<dyn Stream<Item = Result<Incoming, McpError>> + Send>>;
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How many times one request's cut reply stream is resumed before giving up.
+const MAX_RESUMES: usize = 3;
 
 /// The routing headers of one POST: `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -199,28 +202,69 @@ impl HttpTransport {
         routing: Routing<'_>,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
         let method = routing.method.unwrap_or("request");
+        let resume = ResumeCell::default();
         let resp = self.post(msg, routing).await?;
-        let (single, mut stream) = self.reply(resp).await?;
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(Incoming::Response { id: rid, outcome }) if single || id.matches(&rid) => {
-                    return Ok(outcome);
-                }
-                Ok(Incoming::Response { id: rid, .. }) => {
-                    tracing::debug!(%rid, "ignoring a response for another request");
-                }
-                Ok(other) => {
-                    if self.inbound.send(other).await.is_err() {
-                        tracing::debug!("inbound channel closed; dropping a server message");
+        let (single, mut stream) = self.reply(resp, Some(resume.clone())).await?;
+        let mut resumed = 0;
+        loop {
+            let mut cut = None;
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(Incoming::Response { id: rid, outcome }) if single || id.matches(&rid) => {
+                        return Ok(outcome);
                     }
+                    Ok(Incoming::Response { id: rid, .. }) => {
+                        tracing::debug!(%rid, "ignoring a response for another request");
+                    }
+                    Ok(other) => {
+                        if self.inbound.send(other).await.is_err() {
+                            tracing::debug!("inbound channel closed; dropping a server message");
+                        }
+                    }
+                    Err(McpError::Decode(e)) => tracing::warn!("skipping a malformed message: {e}"),
+                    Err(e @ McpError::Transport(_)) => {
+                        cut = Some(e);
+                        break;
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(McpError::Decode(e)) => tracing::warn!("skipping a malformed message: {e}"),
-                Err(e) => return Err(e),
             }
+            // SEP-1699: a reply stream that ends early is resumed with a GET carrying
+            // `Last-Event-ID`, after the server's `retry` delay.
+            let Some((last_id, delay)) = resume.resumable() else {
+                return Err(cut.unwrap_or_else(|| {
+                    McpError::Transport(format!("the reply to {method} ended without a response"))
+                }));
+            };
+            if single || resumed >= MAX_RESUMES {
+                return Err(cut.unwrap_or_else(|| {
+                    McpError::Transport(format!("the reply to {method} ended without a response"))
+                }));
+            }
+            resumed += 1;
+            tracing::debug!(attempt = resumed, ?delay, "resuming a cut reply stream");
+            tokio::time::sleep(delay).await;
+            let resp = self.resume_get(&last_id).await?;
+            stream = self.reply(resp, Some(resume.clone())).await?.1;
         }
-        Err(McpError::Transport(format!(
-            "the reply to {method} ended without a response"
-        )))
+    }
+
+    /// GET the endpoint with `Last-Event-ID` to resume a cut event stream.
+    async fn resume_get(&self, last_event_id: &str) -> Result<reqwest::Response, McpError> {
+        let mut h = self.common_headers();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        if let Ok(v) = HeaderValue::from_str(last_event_id) {
+            h.insert("last-event-id", v);
+        }
+        self.client
+            .get(self.url.clone())
+            .headers(h)
+            .send()
+            .await
+            .map_err(describe_reqwest_error)
     }
 
     /// POST a notification or a response to a server request (answered `202 Accepted`).
@@ -251,11 +295,15 @@ impl HttpTransport {
     /// the reply is yielded, including a final response or a JSON error.
     pub async fn open_stream(&self, msg: &Value, method: &str) -> Result<MessageStream, McpError> {
         let resp = self.post(msg, Routing::method(method)).await?;
-        Ok(self.reply(resp).await?.1)
+        Ok(self.reply(resp, None).await?.1)
     }
 
     /// Interpret a reply: `(true, one message)` for JSON bodies, `(false, events)` for SSE.
-    async fn reply(&self, resp: reqwest::Response) -> Result<(bool, MessageStream), McpError> {
+    async fn reply(
+        &self,
+        resp: reqwest::Response,
+        resume: Option<ResumeCell>,
+    ) -> Result<(bool, MessageStream), McpError> {
         let status = resp.status();
         let ctype = resp
             .headers()
@@ -264,7 +312,7 @@ impl HttpTransport {
             .unwrap_or("")
             .to_ascii_lowercase();
         if status.is_success() && ctype.starts_with("text/event-stream") {
-            return Ok((false, sse_messages(resp, self.max_bytes)));
+            return Ok((false, sse_messages(resp, self.max_bytes, resume)));
         }
         let retry_after = retry_after(resp.headers());
         let body = read_bounded(resp, self.max_bytes).await?;
@@ -367,39 +415,12 @@ impl HttpTransport {
 }
 
 /// Decode an SSE reply into messages; a per-event byte bound guards memory.
-fn sse_messages(resp: reqwest::Response, max: usize) -> MessageStream {
-    let pending = Arc::new(AtomicUsize::new(0));
-    let counter = pending.clone();
-    let bytes = resp
-        .bytes_stream()
-        .map_err(std::io::Error::other)
-        .and_then(move |chunk| {
-            let seen = counter.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
-            futures::future::ready(if seen > max {
-                Err(std::io::Error::other(format!(
-                    "event larger than {max} bytes"
-                )))
-            } else {
-                Ok(chunk)
-            })
-        });
-    let events = sse_stream::SseByteStream::new(bytes);
-    Box::pin(events.filter_map(move |ev| {
-        let pending = pending.clone();
-        async move {
-            match ev {
-                Ok(ev) => {
-                    pending.store(0, Ordering::Relaxed);
-                    let data = ev.data?;
-                    if data.trim().is_empty() {
-                        return None;
-                    }
-                    Some(Incoming::parse(&data))
-                }
-                Err(e) => Some(Err(McpError::transport(format!("event stream: {e}")))),
-            }
-        }
-    }))
+fn sse_messages(resp: reqwest::Response, max: usize, resume: Option<ResumeCell>) -> MessageStream {
+    sse_decode_tracked(
+        resp.bytes_stream().map_err(std::io::Error::other),
+        max,
+        resume,
+    )
 }
 
 async fn read_bounded(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, McpError> {
@@ -442,10 +463,52 @@ fn preview(body: &[u8]) -> String {
     s.trim().to_string()
 }
 
+/// Every message of an error's source chain, outermost first.
+fn error_chain(e: &reqwest::Error) -> Vec<String> {
+    use std::error::Error as _;
+    let mut out = Vec::new();
+    let mut src = e.source();
+    while let Some(s) = src {
+        out.push(s.to_string());
+        src = s.source();
+    }
+    out
+}
+
+/// Whether a rustls error (bad certificate, not TLS at all, …) is in the chain.
+fn is_tls_failure(e: &reqwest::Error) -> bool {
+    use std::error::Error as _;
+    let mut src = e.source();
+    while let Some(s) = src {
+        if s.downcast_ref::<rustls::Error>().is_some() {
+            return true;
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+        {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
 /// Turn reqwest's error into a message a user can act on.
 fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     use std::error::Error as _;
-    let mut msg = if e.is_connect() {
+    let chain = error_chain(&e);
+    let mut msg = if chain.iter().any(|s| s.starts_with("dns error")) {
+        "cannot resolve the host name".to_string()
+    } else if is_tls_failure(&e)
+        || chain.iter().any(|s| {
+            let s = s.to_ascii_lowercase();
+            s.contains("tls") || s.contains("certificate")
+        })
+    {
+        "TLS handshake failed".to_string()
+    } else if e.is_connect() {
         "cannot connect".to_string()
     } else if e.is_timeout() {
         "timed out".to_string()
@@ -463,7 +526,7 @@ fn describe_reqwest_error(e: reqwest::Error) -> McpError {
         msg.push_str(&last);
     }
     if let Some(url) = e.url() {
-        msg.push_str(&format!(" ({})", url.as_str()));
+        msg.push_str(&format!(" ({})", super::endpoint::redact_url(url.as_str())));
     }
     McpError::Transport(msg)
 }

@@ -11,6 +11,7 @@ pub mod jsonrpc;
 pub mod legacy;
 pub mod param_headers;
 pub mod push;
+pub mod sse;
 pub mod stdio;
 pub mod transport;
 pub mod types;

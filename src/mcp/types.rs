@@ -54,7 +54,7 @@ impl TaskStatus {
             "completed" => Self::Completed,
             "failed" => Self::Failed,
             "cancelled" => Self::Cancelled,
-            other => Self::Other(other.to_string()),
+            other => Self::Other(crate::sanitize::sanitize_line(other, 32)),
         }
     }
 

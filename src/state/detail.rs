@@ -196,7 +196,7 @@ fn text_lines(text: &str) -> Vec<DocLine> {
         lines.push(DocLine::new(
             LineKind::Dim,
             format!(
-                "… ({} in total; truncated for display)",
+                "… ({} in total; truncated for display: `taskrail get ID` prints it whole)",
                 human_bytes(text.len() as u64)
             ),
         ));

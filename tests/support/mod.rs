@@ -286,4 +286,5 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
         }
     }
 }
+pub mod raw_http;
 pub mod taskrail;

@@ -1,0 +1,87 @@
+//! Resource bounds with 100,000 tracked tasks: the reducer takes them all, the board
+//! renders only what fits, and memory per task stays small.
+
+use chrono::{DateTime, TimeZone, Utc};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use taskrail::engine::{EngineEvent, ServerId, UpdateSource};
+use taskrail::mcp::{Task, TaskStatus};
+use taskrail::state::{Keymap, Msg, State, update};
+use taskrail::ui::{Dashboard, Theme};
+
+const TASKS: usize = 100_000;
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_hundred_thousand_tasks_fit_and_render() {
+    let server = ServerId("many".into());
+    let before = rss_kib();
+    let mut s = State::new(vec![server.clone()], false, Keymap::default_keymap());
+    for i in 0..TASKS {
+        let task = Task {
+            task_id: format!("task-{i:08}-0000-4000-8000-000000000000"),
+            status: if i % 3 == 0 {
+                TaskStatus::Completed
+            } else {
+                TaskStatus::Working
+            },
+            status_message: Some(format!("step {} of 40", i % 40)),
+            created_at: Some("2026-07-28T09:00:00Z".into()),
+            last_updated_at: None,
+            ttl_ms: Some(3_600_000),
+            poll_interval_ms: Some(5000),
+            input_requests: Default::default(),
+            result: None,
+            error: None,
+        };
+        update(
+            &mut s,
+            Msg::Engine(EngineEvent::TaskUpdated {
+                server: server.clone(),
+                task,
+                source: UpdateSource::Poll,
+                latency_ms: None,
+            }),
+            now(),
+        );
+    }
+    s.ensure_view();
+    assert_eq!(s.tasks.len(), TASKS);
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    let theme = Theme::default();
+    terminal
+        .draw(|f| {
+            f.render_widget(
+                Dashboard {
+                    state: &s,
+                    theme: &theme,
+                    now: now(),
+                },
+                f.area(),
+            )
+        })
+        .unwrap();
+    let screen = format!("{}", terminal.backend());
+    assert!(screen.contains("100000 tasks"), "{screen}");
+    let grown = rss_kib().saturating_sub(before);
+    println!("100k tasks: RSS grew by {grown} KiB");
+    assert!(
+        grown < TASKS as u64 * 4,
+        "{grown} KiB for {TASKS} tasks is more than 4 KiB each"
+    );
+}
