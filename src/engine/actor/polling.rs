@@ -1,0 +1,307 @@
+//! Paced polling: when each task's next `tasks/get` goes out, what a reply or an error
+//! does to the schedule, expiry, and legacy `tasks/result`.
+//!
+//! Must not poll faster than `max(pollIntervalMs, floor)` per task.
+
+use super::*;
+
+impl ServerActor {
+    /// Send one `tasks/get` unless one is already in flight for the task.
+    pub(super) fn start_get(&mut self, task_id: &str, source: UpdateSource) -> bool {
+        let Some(client) = self.client.clone() else {
+            return false;
+        };
+        let Some(tr) = self.tasks.get_mut(task_id) else {
+            return false;
+        };
+        if tr.poll_in_flight {
+            return false;
+        }
+        tr.poll_in_flight = true;
+        tr.last_get = Some(Instant::now());
+        self.in_flight += 1;
+        self.seq += 1;
+        self.stats.request();
+        let observed = self.seq;
+        let tx = self.internal_tx.clone();
+        let task_id = task_id.to_string();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let result = client.get_task(&task_id).await;
+            let latency_ms = started.elapsed().as_millis() as u64;
+            let _ = tx
+                .send(Internal::Polled {
+                    task_id,
+                    observed,
+                    result,
+                    latency_ms,
+                    source,
+                })
+                .await;
+        });
+        true
+    }
+
+    pub(super) async fn poll_due(&mut self) {
+        let now = Instant::now();
+        if self.backoff_until.is_some_and(|b| b > now) {
+            return;
+        }
+        self.backoff_until = None;
+        while self.in_flight < self.cfg.max_in_flight {
+            let Some(id) = self.schedule.pop_due(now) else {
+                break;
+            };
+            let source = if self.tasks.get(&id).is_some_and(|t| t.last.is_none()) {
+                UpdateSource::Resync
+            } else {
+                UpdateSource::Poll
+            };
+            if self.client.is_none() {
+                // Reconnecting: try again once connected (on_connected reschedules everything).
+                continue;
+            }
+            self.start_get(&id, source);
+        }
+        if self.in_flight >= self.cfg.max_in_flight
+            && let Some(due) = self.schedule.next_due()
+            && due <= now
+        {
+            // Saturated: the next completion will call us again.
+            self.backoff_until = Some(now + Duration::from_millis(20));
+        }
+    }
+
+    /// Next poll time for a task after a successful observation.
+    pub(super) fn poll_delay(&self, task_id: &str) -> Duration {
+        let tr = self.tasks.get(task_id);
+        let base = self.poll_interval(task_id);
+        let base = if tr.is_some_and(|t| t.pushed) {
+            base.max(self.cfg.safety_poll)
+        } else {
+            base
+        };
+        // Jitter only ever adds, so the rate never exceeds one request per interval.
+        base + base.mul_f64(fastrand::f64() * 0.1)
+    }
+
+    /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint.
+    pub(super) fn poll_interval(&self, task_id: &str) -> Duration {
+        let hinted = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.last.as_ref())
+            .and_then(|t| t.poll_interval_ms)
+            .map(Duration::from_millis);
+        let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
+        hinted.unwrap_or(self.cfg.default_poll).max(floor)
+    }
+
+    /// Poll again soon (after an answer or a cancel), but never sooner than one
+    /// interval after the previous `tasks/get`.
+    pub(super) fn poll_soon(&mut self, task_id: &str) {
+        let follow = self
+            .tasks
+            .get(task_id)
+            .is_some_and(|t| !t.pushed && !t.terminal && !t.expired);
+        if !follow {
+            return;
+        }
+        let mut due = Instant::now() + Duration::from_millis(300);
+        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last_get) {
+            due = due.max(last + self.poll_interval(task_id));
+        }
+        self.schedule.set_if_earlier(task_id, due);
+    }
+
+    pub(super) async fn on_polled(
+        &mut self,
+        task_id: String,
+        observed: u64,
+        result: Result<Task, McpError>,
+        latency_ms: u64,
+        source: UpdateSource,
+    ) {
+        if !self.tasks.contains_key(&task_id) {
+            return;
+        }
+        match result {
+            Ok(task) => {
+                self.transport_failures = 0;
+                if self.degraded {
+                    self.degraded = false;
+                    if let Some(c) = &self.client {
+                        let info = c.info();
+                        self.emit(EngineEvent::ServerConnected {
+                            server: self.id(),
+                            era: info.era,
+                            push: self.push_on,
+                            server_name: info.name,
+                        })
+                        .await;
+                    }
+                }
+                if let Some(t) = self.tasks.get_mut(&task_id) {
+                    t.consecutive_errors = 0;
+                }
+                self.conformance.found(&task_id);
+                let terminal_before = self.tasks.get(&task_id).is_some_and(|t| t.terminal);
+                if terminal_before {
+                    self.check_terminal(&task, source).await;
+                    self.merge_payload(&task_id, task.result, task.error).await;
+                    return;
+                }
+                self.apply(task, observed, source, Some(latency_ms)).await;
+                self.reschedule(&task_id);
+            }
+            Err(McpError::TaskNotFound { message }) => {
+                let finding = self.conformance.not_found(&task_id);
+                self.hints(finding).await;
+                self.expire(&task_id, &message).await
+            }
+            Err(e) => self.on_request_error(&task_id, e).await,
+        }
+    }
+
+    pub(super) fn reschedule(&mut self, task_id: &str) {
+        let follow = self
+            .tasks
+            .get(task_id)
+            .is_some_and(|t| !t.terminal && !t.expired);
+        if follow {
+            let due = Instant::now() + self.poll_delay(task_id);
+            self.schedule.set(task_id, due);
+        } else {
+            self.schedule.remove(task_id);
+        }
+    }
+
+    pub(super) async fn on_request_error(&mut self, task_id: &str, e: McpError) {
+        self.stats.error();
+        let attempts = match self.tasks.get_mut(task_id) {
+            Some(t) => {
+                t.consecutive_errors += 1;
+                t.consecutive_errors
+            }
+            None => 1,
+        };
+        let mut delay = backoff(attempts, self.cfg.backoff_base, self.cfg.backoff_max)
+            .max(self.poll_delay(task_id));
+        if let Some(ra) = e.retry_after() {
+            delay = delay.max(ra);
+            self.backoff_until = Some(Instant::now() + ra);
+        }
+        if matches!(
+            e,
+            McpError::Http {
+                status: 401 | 403,
+                ..
+            }
+        ) {
+            // Credentials will not fix themselves: back off hard, no retry storm.
+            delay = delay.max(Duration::from_secs(60));
+            self.backoff_until = Some(Instant::now() + Duration::from_secs(60));
+        }
+        if matches!(e, McpError::Transport(_)) {
+            self.transport_failures += 1;
+        }
+        if !self.degraded {
+            self.degraded = true;
+            self.emit(EngineEvent::ServerDegraded {
+                server: self.id(),
+                reason: e.to_string(),
+            })
+            .await;
+        }
+        tracing::debug!(server = %self.spec.id, task = %short_id(task_id), "tasks/get failed: {e}");
+        self.schedule.set(task_id, Instant::now() + delay);
+        let stdio = matches!(self.spec.endpoint, crate::mcp::Endpoint::Stdio { .. });
+        if stdio && self.transport_failures >= 2 && !self.connecting {
+            // The child process died: start it again (tasks are server-durable, connections are not).
+            self.client = None;
+            self.push_rx = None;
+            self.transport_failures = 0;
+            self.connect_attempt += 1;
+            let retry_in = backoff(
+                self.connect_attempt,
+                self.cfg.backoff_base,
+                self.cfg.backoff_max,
+            );
+            self.emit(EngineEvent::Reconnecting {
+                server: self.id(),
+                attempt: self.connect_attempt,
+                retry_in,
+            })
+            .await;
+            self.start_connect(retry_in);
+        }
+    }
+
+    pub(super) async fn expire(&mut self, task_id: &str, message: &str) {
+        if let Some(t) = self.tasks.get_mut(task_id) {
+            if t.terminal {
+                return;
+            }
+            t.expired = true;
+        }
+        self.schedule.remove(task_id);
+        let (server, id) = (self.spec.id.0.clone(), task_id.to_string());
+        self.ledger(move |l| l.mark_expired(&server, &id)).await;
+        tracing::info!(server = %self.spec.id, task = %short_id(task_id), "task unknown to the server: {message}");
+        self.emit(EngineEvent::TaskExpired {
+            server: self.id(),
+            task_id: task_id.to_string(),
+        })
+        .await;
+        self.update_listen_ids();
+    }
+
+    /// Legacy: open `tasks/result` (it blocks until the task ends, and carries input requests meanwhile).
+    pub(super) fn fetch_result(&mut self, task_id: &str) {
+        let Some(client) = self.client.clone() else {
+            return;
+        };
+        let Some(tr) = self.tasks.get_mut(task_id) else {
+            return;
+        };
+        if tr.result_in_flight {
+            return;
+        }
+        tr.result_in_flight = true;
+        self.stats.request();
+        let tx = self.internal_tx.clone();
+        let task_id = task_id.to_string();
+        tokio::spawn(async move {
+            let result = client.task_result(&task_id).await;
+            let _ = tx.send(Internal::ResultFetched { task_id, result }).await;
+        });
+    }
+
+    pub(super) async fn on_result(
+        &mut self,
+        task_id: String,
+        result: Result<Result<Value, ErrorObject>, McpError>,
+    ) {
+        if let Some(t) = self.tasks.get_mut(&task_id) {
+            t.result_in_flight = false;
+        }
+        match result {
+            Ok(Ok(v)) => {
+                let terminal = self.tasks.get(&task_id).is_some_and(|t| t.terminal);
+                if !terminal {
+                    // The call returned: the task has ended; learn its status now.
+                    self.start_get(&task_id, UpdateSource::Poll);
+                }
+                self.merge_payload(&task_id, Some(v), None).await;
+            }
+            Ok(Err(err)) => {
+                if !self.tasks.get(&task_id).is_some_and(|t| t.terminal) {
+                    self.start_get(&task_id, UpdateSource::Poll);
+                }
+                self.merge_payload(&task_id, None, Some(err)).await;
+            }
+            Err(McpError::TaskNotFound { message }) => self.expire(&task_id, &message).await,
+            Err(e) => tracing::debug!(task = %short_id(&task_id), "tasks/result failed: {e}"),
+        }
+    }
+}
