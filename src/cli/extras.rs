@@ -68,32 +68,8 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
 
 /// `taskrail export TASK_ID [-o FILE]`.
 pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> u8 {
-    let p = prefix.to_string();
-    let found = match ctx.ledger_call(move |l| l.find(&p)).await {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    let rec = match found.as_slice() {
-        [one] => one.clone(),
-        [] => {
-            return fail(
-                &format!("no task in the ledger starts with {prefix:?}"),
-                exit::UNKNOWN_TASK,
-            );
-        }
-        _ => {
-            return fail(
-                &format!(
-                    "{} tasks start with {prefix:?}: give more of the id",
-                    found.len()
-                ),
-                exit::USAGE,
-            );
-        }
-    };
-    let (server, id) = (rec.server.clone(), rec.task_id.clone());
-    let events = match ctx.ledger_call(move |l| l.timeline(&server, &id)).await {
-        Ok(e) => e,
+    let (rec, events) = match super::history::find_with_timeline(ctx, prefix).await {
+        Ok(found) => found,
         Err(code) => return code,
     };
     let text = crate::ledger::export::timeline_jsonl(&rec, &events);

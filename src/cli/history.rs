@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::args::exit;
 use super::{Context, fail};
-use crate::ledger::{parse_duration, short_id};
+use crate::ledger::{EventRecord, TaskRecord, parse_duration, short_id};
 use crate::sanitize::sanitize_line;
 
 pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
@@ -53,33 +53,39 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
     exit::COMPLETED
 }
 
-pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
-    let prefix_owned = prefix.to_string();
-    let found = match ctx.ledger_call(move |l| l.find(&prefix_owned)).await {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
+/// The one ledger task whose id starts with `prefix`, with its timeline.
+pub async fn find_with_timeline(
+    ctx: &Context,
+    prefix: &str,
+) -> Result<(TaskRecord, Vec<EventRecord>), u8> {
+    let p = prefix.to_string();
+    let found = ctx.ledger_call(move |l| l.find(&p)).await?;
     let rec = match found.as_slice() {
         [one] => one.clone(),
         [] => {
-            return fail(
+            return Err(fail(
                 &format!("no task in the ledger starts with {prefix:?}"),
                 exit::UNKNOWN_TASK,
-            );
+            ));
         }
         _ => {
-            return fail(
+            return Err(fail(
                 &format!(
                     "{} tasks start with {prefix:?}: give more of the id",
                     found.len()
                 ),
                 exit::USAGE,
-            );
+            ));
         }
     };
     let (server, id) = (rec.server.clone(), rec.task_id.clone());
-    let events = match ctx.ledger_call(move |l| l.timeline(&server, &id)).await {
-        Ok(e) => e,
+    let events = ctx.ledger_call(move |l| l.timeline(&server, &id)).await?;
+    Ok((rec, events))
+}
+
+pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
+    let (rec, events) = match find_with_timeline(ctx, prefix).await {
+        Ok(found) => found,
         Err(code) => return code,
     };
     if json_out {

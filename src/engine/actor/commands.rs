@@ -5,6 +5,19 @@
 use super::*;
 
 impl ServerActor {
+    async fn call_refused(&self, call_id: u64, tool: String, why: &str) {
+        let result = CallResult::Error {
+            message: why.into(),
+        };
+        self.emit(EngineEvent::CallFinished {
+            server: self.id(),
+            call_id,
+            tool,
+            result,
+        })
+        .await;
+    }
+
     pub(super) async fn on_command(&mut self, cmd: EngineCommand) {
         let needs_connection = matches!(
             cmd,
@@ -29,30 +42,10 @@ impl ServerActor {
                 ..
             } => {
                 if self.refuse_read_only("call").await {
-                    let result = CallResult::Error {
-                        message: "read-only server".into(),
-                    };
-                    self.emit(EngineEvent::CallFinished {
-                        server: self.id(),
-                        call_id,
-                        tool,
-                        result,
-                    })
-                    .await;
-                    return;
+                    return self.call_refused(call_id, tool, "read-only server").await;
                 }
                 let Some(client) = self.client.clone() else {
-                    let result = CallResult::Error {
-                        message: "not connected".into(),
-                    };
-                    self.emit(EngineEvent::CallFinished {
-                        server: self.id(),
-                        call_id,
-                        tool,
-                        result,
-                    })
-                    .await;
-                    return;
+                    return self.call_refused(call_id, tool, "not connected").await;
                 };
                 self.stats.request();
                 let tx = self.internal_tx.clone();
