@@ -23,7 +23,6 @@ step cargo build --locked --profile dev --manifest-path tests/interop/tower_peer
 step cargo fmt --check
 step cargo clippy --all-targets --locked -- -D warnings
 step cargo test --locked --all-targets --no-fail-fast
-step cargo test --locked --doc --no-fail-fast
 step bash tests/conformance/run.sh
 
 if ((${#failed[@]})); then
