@@ -5,203 +5,37 @@
 
 mod support;
 
-use std::cell::RefCell;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use support::taskrail::{DemoProcess, Taskrail, bin, task_id};
+use support::taskrail::{DemoProcess, Taskrail, task_id};
+use support::tmux::{EXITED, LIMIT, Tmux};
 
-/// How long one visible change may take before the test fails.
-const LIMIT: Duration = Duration::from_secs(40);
 const CLI_LIMIT: Duration = Duration::from_secs(60);
-/// Marker the shell prints after the dashboard exits.
-const EXITED: &str = "dashboard-exit-status=";
 
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-
-/// A private tmux server with one 120x35 window running `sh`. Dropping it kills the server
-/// (and with it the shell and anything still running in the pane) and removes its socket.
-struct Tmux {
-    socket: String,
-    socket_path: Option<PathBuf>,
-    /// The dashboard's log, quoted when a wait fails.
-    log: RefCell<Option<PathBuf>>,
-}
-
-impl Tmux {
-    fn start(name: &str) -> Tmux {
-        if let Err(e) = Command::new("tmux").arg("-V").output() {
-            panic!(
-                "tmux is required by the end-to-end tests but cannot be run ({e}); \
-                 install it (`apt-get install tmux`; `.ci/run` does this)"
-            );
+/// Move the selection (`›`) to the row of `id` (its first eight characters).
+fn select(tmux: &Tmux, id: &str) {
+    let short = &id[..8];
+    tmux.keys(&["g"]);
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let screen = tmux.screen();
+        if selected_line(&screen).is_some_and(|l| l.contains(short)) {
+            return;
         }
-        let socket = format!(
-            "taskrail-e2e-{}-{}-{name}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut tmux = Tmux {
-            socket,
-            socket_path: None,
-            log: RefCell::new(None),
-        };
-        let out = tmux.raw(&[
-            "new-session",
-            "-d",
-            "-x",
-            "120",
-            "-y",
-            "35",
-            "env PS1='$ ' /bin/sh",
-        ]);
-        assert!(out.status.success(), "tmux new-session failed: {out:?}");
-        let path = tmux.tmux(&["display-message", "-p", "#{socket_path}"]);
-        tmux.socket_path = Some(PathBuf::from(path.trim()));
-        tmux
-    }
-
-    fn raw(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            // no user configuration; the server starts with this environment
-            .args(["-u", "-f", "/dev/null", "-L", &self.socket])
-            .args(args)
-            .env("LANG", "C.UTF-8")
-            .env("TERM", "xterm-256color")
-            .env_remove("TMUX")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY")
-            .output()
-            .expect("run tmux")
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = self.raw(args);
         assert!(
-            out.status.success(),
-            "tmux {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+            Instant::now() < deadline,
+            "could not select {short}; the pane shows:\n{screen}"
         );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Named keys (`Enter`, `Escape`, `j`, …), one argument each.
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "0"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-    }
-
-    /// Literal text.
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "0", "-l", text]);
-    }
-
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", "0"])
-    }
-
-    fn alternate_screen(&self) -> bool {
-        self.tmux(&["display-message", "-p", "-t", "0", "#{alternate_on}"])
-            .trim()
-            == "1"
-    }
-
-    fn resize(&self, w: u16, h: u16) {
-        self.tmux(&[
-            "resize-window",
-            "-t",
-            "0",
-            "-x",
-            &w.to_string(),
-            "-y",
-            &h.to_string(),
-        ]);
-    }
-
-    /// Poll the pane until `cond` holds; returns that screen. Panics with the last screen.
-    fn wait(&self, what: &str, cond: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let screen = self.screen();
-            if cond(&screen) {
-                return screen;
-            }
-            if Instant::now() > deadline {
-                let log = self
-                    .log
-                    .borrow()
-                    .as_ref()
-                    .and_then(|p| std::fs::read_to_string(p).ok())
-                    .unwrap_or_default();
-                let tail: Vec<&str> = log.lines().rev().take(30).collect();
-                panic!(
-                    "timed out after {LIMIT:?} waiting for {what}; the pane shows:\n{screen}\n\
-                     last lines of the dashboard log (newest first):\n{}",
-                    tail.join("\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        // down until the row, then wrap to the top and try again (rows may re-sort)
+        if screen.lines().any(|l| l.contains(short)) {
+            let here = screen.lines().position(|l| l.starts_with('›'));
+            let there = screen.lines().position(|l| l.contains(short));
+            tmux.keys(&[if here > there { "k" } else { "j" }]);
+        } else {
+            tmux.keys(&["j"]);
         }
+        std::thread::sleep(Duration::from_millis(50));
     }
-
-    /// Start the dashboard from the shell in the pane, on `tr`'s ledger.
-    fn start_dashboard(&self, tr: &Taskrail, url: &str) {
-        *self.log.borrow_mut() = Some(tr.log());
-        let line = format!(
-            "TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_LOG_LEVEL=debug {} --server {url}; echo {EXITED}$?",
-            quote(&tr.db()),
-            quote(&tr.log()),
-            quote(Path::new(bin())),
-        );
-        self.type_text(&line);
-        self.keys(&["Enter"]);
-        self.wait("the dashboard header", |s| {
-            s.contains(" taskrail ") && s.contains("connected")
-        });
-    }
-
-    /// Move the selection (`›`) to the row of `id` (its first eight characters).
-    fn select(&self, id: &str) {
-        let short = &id[..8];
-        self.keys(&["g"]);
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let screen = self.screen();
-            if selected_line(&screen).is_some_and(|l| l.contains(short)) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "could not select {short}; the pane shows:\n{screen}"
-            );
-            // down until the row, then wrap to the top and try again (rows may re-sort)
-            if screen.lines().any(|l| l.contains(short)) {
-                let here = screen.lines().position(|l| l.starts_with('›'));
-                let there = screen.lines().position(|l| l.contains(short));
-                self.keys(&[if here > there { "k" } else { "j" }]);
-            } else {
-                self.keys(&["j"]);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.raw(&["kill-server"]);
-        if let Some(path) = &self.socket_path {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-fn quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
 
 fn selected_line(screen: &str) -> Option<&str> {
@@ -267,7 +101,7 @@ fn board_progress_answer_cancel_quit_and_restart() {
     let lint = call(&tr, url, "lint", r#"{"repo":"taskrail"}"#);
 
     let tmux = Tmux::start("main");
-    tmux.start_dashboard(&tr, url);
+    tmux.start_dashboard(&tr, &format!("--server {url}"));
 
     // The rows appear, and progress moves.
     let screen = tmux.wait("the three rows", |s| {
@@ -294,7 +128,7 @@ fn board_progress_answer_cancel_quit_and_restart() {
     tmux.wait("wait_for_input to need input", |s| {
         row_has(s, &ask, "input needed")
     });
-    tmux.select(&ask);
+    select(&tmux, &ask);
     tmux.keys(&["a"]);
     tmux.wait("the input form", |s| {
         s.contains("Input for wait_for_input") && s.contains("Name the release")
@@ -346,7 +180,7 @@ fn board_progress_answer_cancel_quit_and_restart() {
         row_has(s, &import, "working")
     });
     assert!(row_has(&screen, &import, "import_rows"), "{screen}");
-    tmux.select(&import);
+    select(&tmux, &import);
     tmux.keys(&["c"]);
     tmux.wait("the cancel question", |s| s.contains("Cancel import_rows"));
     tmux.keys(&["y"]);
@@ -370,7 +204,7 @@ fn board_progress_answer_cancel_quit_and_restart() {
     );
     assert!(!screen.contains("panicked"), "{screen}");
 
-    tmux.start_dashboard(&tr, url);
+    tmux.start_dashboard(&tr, &format!("--server {url}"));
     let screen = tmux.wait("every earlier task back on the board", |s| {
         row_has(s, &ask, "completed")
             && row_has(s, &import, "cancelled")
@@ -396,7 +230,7 @@ fn resizing_keeps_the_board_rendering() {
         .collect();
 
     let tmux = Tmux::start("resize");
-    tmux.start_dashboard(&tr, url);
+    tmux.start_dashboard(&tr, &format!("--server {url}"));
     tmux.wait("the rows", |s| ids.iter().all(|id| row(s, id).is_some()));
 
     tmux.resize(60, 16);

@@ -288,3 +288,4 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
 }
 pub mod raw_http;
 pub mod taskrail;
+pub mod tmux;

@@ -1,0 +1,184 @@
+//! A private tmux server per test for driving the real dashboard binary: its own `-L`
+//! socket, `send-keys` in, `capture-pane` out, every wait bounded. tmux is required (`.ci/run`
+//! installs it): a missing tmux fails the test, never skips it.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::taskrail::{Taskrail, bin};
+
+/// How long one visible change may take before the test fails.
+pub const LIMIT: Duration = Duration::from_secs(40);
+/// Marker the shell prints after the dashboard exits, followed by its exit status.
+pub const EXITED: &str = "dashboard-exit-status=";
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A private tmux server with one 120x35 window running `sh`. Dropping it kills the server
+/// (and with it the shell and anything still running in the pane) and removes its socket.
+pub struct Tmux {
+    socket: String,
+    socket_path: Option<PathBuf>,
+    /// The dashboard's log, quoted when a wait fails.
+    log: RefCell<Option<PathBuf>>,
+}
+
+impl Tmux {
+    pub fn start(name: &str) -> Tmux {
+        if let Err(e) = Command::new("tmux").arg("-V").output() {
+            panic!(
+                "tmux is required by the end-to-end tests but cannot be run ({e}); \
+                 install it (`apt-get install tmux`; `.ci/run` does this)"
+            );
+        }
+        let socket = format!(
+            "taskrail-tmux-{}-{}-{name}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut tmux = Tmux {
+            socket,
+            socket_path: None,
+            log: RefCell::new(None),
+        };
+        let out = tmux.raw(&[
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "35",
+            "env PS1='$ ' /bin/sh",
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        let path = tmux.tmux(&["display-message", "-p", "#{socket_path}"]);
+        tmux.socket_path = Some(PathBuf::from(path.trim()));
+        tmux
+    }
+
+    pub fn raw(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            // no user configuration; the server starts with this environment
+            .args(["-u", "-f", "/dev/null", "-L", &self.socket])
+            .args(args)
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "xterm-256color")
+            .env_remove("TMUX")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("ALL_PROXY")
+            .output()
+            .expect("run tmux")
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = self.raw(args);
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Named keys (`Enter`, `Escape`, `j`, …), one argument each.
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "0"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Literal text.
+    pub fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "0", "-l", text]);
+    }
+
+    pub fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "0"])
+    }
+
+    pub fn alternate_screen(&self) -> bool {
+        self.tmux(&["display-message", "-p", "-t", "0", "#{alternate_on}"])
+            .trim()
+            == "1"
+    }
+
+    pub fn resize(&self, w: u16, h: u16) {
+        self.tmux(&[
+            "resize-window",
+            "-t",
+            "0",
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+        ]);
+    }
+
+    /// Poll the pane until `cond` holds; returns that screen. Panics with the last screen.
+    pub fn wait(&self, what: &str, cond: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let screen = self.screen();
+            if cond(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                let log = self
+                    .log
+                    .borrow()
+                    .as_ref()
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                panic!(
+                    "timed out after {LIMIT:?} waiting for {what}; the pane shows:\n{screen}\n\
+                     last lines of the dashboard log (newest first):\n{}",
+                    tail.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Start the dashboard from the shell in the pane with `args`, on `tr`'s ledger.
+    pub fn start_dashboard(&self, tr: &Taskrail, args: &str) {
+        *self.log.borrow_mut() = Some(tr.log());
+        let line = format!(
+            "TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_LOG_LEVEL=debug {} {args}; echo {EXITED}$?",
+            quote(&tr.db()),
+            quote(&tr.log()),
+            quote(Path::new(bin())),
+        );
+        self.type_text(&line);
+        self.keys(&["Enter"]);
+        self.wait("the dashboard header", |s| {
+            s.contains(" taskrail ") && s.contains("connected")
+        });
+    }
+
+    /// Quit with `q` and wait for the shell to report a clean exit.
+    pub fn quit(&self) {
+        self.keys(&["q"]);
+        self.wait("the dashboard to exit", |s| {
+            s.contains(&format!("{EXITED}0"))
+        });
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.raw(&["kill-server"]);
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+pub fn quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
