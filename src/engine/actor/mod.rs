@@ -241,21 +241,22 @@ impl ServerActor {
             expired: rec.expired,
             ..Default::default()
         };
-        if let Some(snap) = &rec.snapshot {
-            tr.terminal = snap.status.is_terminal();
-            tr.last = Some(snap.clone());
-        }
-        tr.terminal |= rec.terminal;
+        tr.terminal = rec.terminal || rec.snapshot.as_ref().is_some_and(|s| s.status.is_terminal());
         let follow = !tr.terminal && !tr.expired;
+        // A finished task needs no snapshot here (it is never polled or merged again):
+        // the board keeps the only copy.
+        if follow {
+            tr.last = rec.snapshot.clone();
+        }
         self.emit(EngineEvent::TaskKnown {
             server: self.id(),
             task_id: rec.task_id.clone(),
-            tool: rec.tool.clone(),
-            arguments: rec.arguments.clone(),
+            tool: rec.tool,
+            arguments: rec.arguments,
             recorded_at: rec.recorded_at,
-            last: rec.snapshot.clone(),
+            last: rec.snapshot,
             expired: rec.expired,
-            parent_task: rec.parent_task.clone(),
+            parent_task: rec.parent_task,
         })
         .await;
         self.tasks.insert(rec.task_id.clone(), tr);
