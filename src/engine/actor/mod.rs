@@ -241,7 +241,11 @@ impl ServerActor {
             expired: rec.expired,
             ..Default::default()
         };
-        tr.terminal = rec.terminal || rec.snapshot.as_ref().is_some_and(|s| s.status.is_terminal());
+        tr.terminal = rec.terminal
+            || rec
+                .snapshot
+                .as_ref()
+                .is_some_and(|s| s.status.is_terminal());
         let follow = !tr.terminal && !tr.expired;
         // A finished task needs no snapshot here (it is never polled or merged again):
         // the board keeps the only copy.
