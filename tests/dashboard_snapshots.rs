@@ -6,7 +6,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-use taskrail::engine::{CallResult, EngineEvent, NoticeLevel, ServerId, UpdateSource};
+use taskrail::engine::{CallResult, EngineEvent, NoticeLevel, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::modal::TimelineState;
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, TaskKey, TimelineEntry, update};
@@ -17,12 +17,12 @@ fn now() -> DateTime<Utc> {
 }
 
 fn srv(n: &str) -> ServerId {
-    ServerId(n.to_string())
+    ServerId::named(n)
 }
 
 fn task(id: &str, status: TaskStatus, msg: Option<&str>, created: &str) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: msg.map(str::to_string),
         created_at: Some(created.to_string()),
@@ -45,7 +45,7 @@ fn apply(state: &mut State, msgs: Vec<Msg>) {
 fn known(server: &str, id: &str, tool: &str) -> Msg {
     Msg::Engine(EngineEvent::TaskKnown {
         server: srv(server),
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         tool: Some(tool.to_string()),
         arguments: Some(json!({"query": "rust tui", "limit": 10})),
         recorded_at: now() - chrono::TimeDelta::seconds(300),
@@ -192,7 +192,7 @@ fn board() -> State {
             }),
             Msg::Engine(EngineEvent::Progress {
                 server: srv("demo"),
-                task_id: "w0rk1ng001".into(),
+                task_id: TaskId::new("w0rk1ng001"),
                 progress: 3.0,
                 total: Some(40.0),
             }),
@@ -275,7 +275,7 @@ fn confirm_cancel_and_cancel_requested_and_completed_anyway() {
         &mut s,
         vec![Msg::Engine(EngineEvent::CancelSent {
             server: srv("demo"),
-            task_id: "w0rk1ng001".into(),
+            task_id: TaskId::new("w0rk1ng001"),
         })],
     );
     snap("cancel_requested", &mut s);
@@ -308,7 +308,7 @@ fn detail_of(result: Option<Value>, error: Option<ErrorObject>, status: TaskStat
         ],
     );
     apply(&mut s, keys(&[Key::plain(KeyCode::Enter)]));
-    let key = TaskKey::new(&srv("demo"), "deta1l0000000000secret");
+    let key = TaskKey::new(&srv("demo"), &TaskId::new("deta1l0000000000secret"));
     apply(
         &mut s,
         vec![Msg::TimelineLoaded {

@@ -8,7 +8,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, NoticeLevel, ServerId, UpdateSource};
+use taskrail::engine::{EngineEvent, NoticeLevel, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 use taskrail::ui::{Dashboard, Theme};
@@ -26,7 +26,7 @@ fn hostile(tag: &str) -> String {
 }
 
 fn srv() -> ServerId {
-    ServerId("hostile".into())
+    ServerId::named("hostile")
 }
 
 fn apply(state: &mut State, msgs: Vec<Msg>) {
@@ -38,7 +38,7 @@ fn apply(state: &mut State, msgs: Vec<Msg>) {
 
 fn task(id: &str, status: TaskStatus) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: Some(hostile("status")),
         created_at: Some("2026-07-28T09:58:00Z".into()),
@@ -181,7 +181,7 @@ fn select(s: &mut State, prefix: &str) {
     let key = s
         .tasks
         .keys()
-        .find(|k| k.task_id.starts_with(prefix))
+        .find(|k| k.task_id.as_str().starts_with(prefix))
         .unwrap()
         .clone();
     s.board.selected = Some(key);

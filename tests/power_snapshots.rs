@@ -8,7 +8,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, Hint, ServerId, UpdateSource};
+use taskrail::engine::{EngineEvent, Hint, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, InputRequest, Task, TaskStatus};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 use taskrail::ui::theme_file::bundled;
@@ -19,12 +19,12 @@ fn now() -> DateTime<Utc> {
 }
 
 fn srv(n: &str) -> ServerId {
-    ServerId(n.to_string())
+    ServerId::named(n)
 }
 
 fn task(id: &str, status: TaskStatus, msg: &str) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: Some(msg.to_string()),
         created_at: Some("2026-07-28T09:50:00Z".to_string()),
@@ -114,7 +114,7 @@ fn board() -> State {
         let msgs = vec![
             Msg::Engine(EngineEvent::TaskKnown {
                 server: srv(server),
-                task_id: id.into(),
+                task_id: TaskId::new(id),
                 tool: Some(tool.into()),
                 arguments: Some(json!({"service": "billing"})),
                 recorded_at: at(ago),
@@ -135,7 +135,7 @@ fn board() -> State {
         for (k, m) in requests {
             let ev = Msg::Engine(EngineEvent::InputRequested {
                 server: srv(server),
-                task_id: id.into(),
+                task_id: TaskId::new(id),
                 key: k.into(),
                 request: ask(m),
             });

@@ -9,17 +9,17 @@ use crate::state::{Keymap, Msg, Now, State, update};
 
 /// The server every fixture task lives on.
 pub fn server() -> ServerId {
-    ServerId("bench".into())
+    ServerId::named("bench")
 }
 
 /// A task id shaped like a UUID, unique per `i`.
-pub fn task_id(i: usize) -> String {
-    format!(
+pub fn task_id(i: usize) -> crate::ids::TaskId {
+    crate::ids::TaskId::new(&format!(
         "{:08x}-{:04x}-4000-8000-{:012x}",
         (i as u64).wrapping_mul(2_654_435_761) & 0xffff_ffff,
         i % 0xffff,
         i
-    )
+    ))
 }
 
 /// Snapshot `step` of task `i`: mostly working with a progress message; every tenth task

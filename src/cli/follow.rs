@@ -12,8 +12,7 @@ use tokio::sync::mpsc;
 
 use super::args::exit;
 use super::output::{normalize_response, shell_quote, status_line, task_line};
-use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId};
-use crate::ledger::short_id;
+use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
 use crate::sanitize::sanitize_line;
 
@@ -38,8 +37,8 @@ struct Target {
 pub struct Follower {
     engine: EngineHandle,
     mode: Mode,
-    targets: HashMap<(ServerId, String), Target>,
-    order: Vec<(ServerId, String)>,
+    targets: HashMap<(ServerId, TaskId), Target>,
+    order: Vec<(ServerId, TaskId)>,
     connected: HashSet<ServerId>,
     /// Calls whose outcome we wait for.
     calls: HashSet<(ServerId, u64)>,
@@ -80,7 +79,7 @@ impl Follower {
         self.calls.insert((server, call_id));
     }
 
-    pub fn add_target(&mut self, server: ServerId, task_id: String) {
+    pub fn add_target(&mut self, server: ServerId, task_id: TaskId) {
         let key = (server, task_id);
         if !self.targets.contains_key(&key) {
             self.order.push(key.clone());
@@ -173,7 +172,7 @@ impl Follower {
             eprintln!(
                 "resume with: taskrail watch --server {} {}",
                 shell_quote(server.as_str()),
-                shell_quote(id)
+                shell_quote(id.as_str())
             );
         }
     }
@@ -228,7 +227,7 @@ impl Follower {
                             print_json(&handle);
                             return Some(exit::COMPLETED);
                         }
-                        eprintln!("{tool}: task {} created", short_id(&task_id));
+                        eprintln!("{tool}: task {} created", task_id);
                         self.add_target(server, task_id);
                     }
                     CallResult::Plain { result } => {
@@ -302,7 +301,7 @@ impl Follower {
                     t.exit = Some(exit::UNKNOWN_TASK);
                     eprintln!(
                         "task {} is unknown to {server} (expired or never existed)",
-                        short_id(&task_id)
+                        task_id
                     );
                 }
             }
@@ -321,7 +320,7 @@ impl Follower {
                     .unwrap_or_default();
                 eprintln!(
                     "input requested for task {} ({}): {message}",
-                    short_id(&task_id),
+                    task_id,
                     sanitize_line(&request.method, 60)
                 );
                 eprintln!("  key: {}", sanitize_line(&key, 200));
@@ -329,7 +328,7 @@ impl Follower {
                 eprintln!(
                     "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
                     shell_quote(server.as_str()),
-                    shell_quote(&task_id),
+                    shell_quote(task_id.as_str()),
                     shell_quote(&key)
                 );
                 eprintln!("  or type the response JSON on this program's input");
@@ -337,15 +336,11 @@ impl Follower {
             EngineEvent::InputKeyReused { task_id, key, .. } => {
                 eprintln!(
                     "warning: task {} reused input key {key} for a different request",
-                    short_id(&task_id)
+                    task_id
                 );
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                eprintln!(
-                    "answer sent for task {}: {}",
-                    short_id(&task_id),
-                    keys.join(", ")
-                );
+                eprintln!("answer sent for task {}: {}", task_id, keys.join(", "));
             }
             EngineEvent::AnswerFailed {
                 server,
@@ -363,17 +358,17 @@ impl Follower {
                 }
                 eprintln!(
                     "answer failed for task {}: {}",
-                    short_id(&task_id),
+                    task_id,
                     sanitize_line(&error, 300)
                 );
             }
             EngineEvent::CancelSent { task_id, .. } => {
-                eprintln!("cancel requested for task {}", short_id(&task_id))
+                eprintln!("cancel requested for task {}", task_id)
             }
             EngineEvent::CancelFailed { task_id, error, .. } => {
                 eprintln!(
                     "cancel failed for task {}: {}",
-                    short_id(&task_id),
+                    task_id,
                     sanitize_line(&error, 300)
                 )
             }
@@ -385,10 +380,7 @@ impl Follower {
                 ..
             } => {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
-                self.status(&format!(
-                    "{} progress {progress}{total}",
-                    short_id(&task_id)
-                ));
+                self.status(&format!("{} progress {progress}{total}", task_id));
             }
             EngineEvent::TaskKnown {
                 server,
@@ -425,7 +417,7 @@ impl Follower {
     }
 
     /// A terminal task (with its payload, or after waiting for it): print and record its code.
-    fn conclude(&mut self, key: &(ServerId, String)) {
+    fn conclude(&mut self, key: &(ServerId, TaskId)) {
         let Some(target) = self.targets.get_mut(key) else {
             return;
         };

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;
 
-use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, spawn_engine};
+use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, spawn_engine};
 use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
 use crate::mcp::{ConnectOptions, Endpoint, McpClient, ServerPush};
 use follow::{Follower, Mode};
@@ -141,9 +141,9 @@ impl Context {
     pub async fn record(
         &self,
         client: &McpClient,
-        f: impl FnOnce(&Ledger, &str) -> anyhow::Result<()> + Send + 'static,
+        f: impl FnOnce(&Ledger, &ServerId) -> anyhow::Result<()> + Send + 'static,
     ) {
-        let server = client.endpoint().identity();
+        let server = ServerId::ad_hoc(&client.endpoint().identity());
         if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
             tracing::warn!("ledger write failed ({code})");
         }
@@ -221,14 +221,14 @@ async fn run(cli: Cli) -> u8 {
     match cli.command {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
-        Some(Command::Get { task_id }) => oneshot::get(&ctx, &task_id).await,
+        Some(Command::Get { task_id }) => oneshot::get(&ctx, &TaskId::new(&task_id)).await,
         Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
         Some(Command::Answer {
             task_id,
             key,
             response,
-        }) => oneshot::answer(&ctx, &task_id, &key, &response).await,
-        Some(Command::Cancel { task_id }) => oneshot::cancel(&ctx, &task_id).await,
+        }) => oneshot::answer(&ctx, &TaskId::new(&task_id), &key, &response).await,
+        Some(Command::Cancel { task_id }) => oneshot::cancel(&ctx, &TaskId::new(&task_id)).await,
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
@@ -292,28 +292,28 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
         Err(code) => return code,
     };
     // (server, task id) pairs to follow, and the servers they live on.
-    let mut targets: Vec<(ServerSpec, String)> = Vec::new();
+    let mut targets: Vec<(ServerSpec, TaskId)> = Vec::new();
     if task_ids.is_empty() {
         let records = match ctx.ledger_call(|l| l.non_terminal()).await {
             Ok(r) => r,
             Err(code) => return code,
         };
-        let only: Option<Vec<String>> = (!ctx.servers.is_empty()).then(|| {
+        let only: Option<Vec<ServerId>> = (!ctx.servers.is_empty()).then(|| {
             ctx.servers
                 .iter()
                 .filter_map(|s| Endpoint::parse(s).ok())
-                .map(|e| e.identity())
+                .map(|e| ServerId::ad_hoc(&e.identity()))
                 .collect()
         });
         for rec in records {
             if only.as_ref().is_some_and(|o| !o.contains(&rec.server)) {
                 continue;
             }
-            match ctx.spec(&rec.server) {
+            match ctx.spec(rec.server.as_str()) {
                 Ok(spec) => targets.push((spec, rec.task_id)),
                 Err(_) => eprintln!(
                     "skipping task {} of {}: not a server address taskrail can reach again",
-                    crate::ledger::short_id(&rec.task_id),
+                    rec.task_id.prefix(),
                     rec.server
                 ),
             }
@@ -327,7 +327,7 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             Ok(s) => s,
             Err(code) => return code,
         };
-        targets.extend(task_ids.into_iter().map(|id| (spec.clone(), id)));
+        targets.extend(task_ids.iter().map(|id| (spec.clone(), TaskId::new(id))));
     }
     let mut specs: BTreeMap<ServerId, ServerSpec> = BTreeMap::new();
     for (spec, _) in &targets {
@@ -378,7 +378,7 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
                 };
                 // A stable name: the demo server's port changes on every start.
                 specs.push(ServerSpec {
-                    id: ServerId("demo".into()),
+                    id: ServerId::named("demo"),
                     ..ServerSpec::new(endpoint, options)
                 });
                 demo_server = Some(server);
@@ -458,10 +458,10 @@ impl crate::app::TimelineSource for LedgerTimeline {
     fn timeline(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> futures::future::BoxFuture<'static, anyhow::Result<Vec<crate::state::TimelineEntry>>> {
         let ledger = self.0.clone();
-        let (server, id) = (server.0.clone(), task_id.to_string());
+        let (server, id) = (server.clone(), task_id.clone());
         Box::pin(async move {
             let events = ledger.call(move |l| l.timeline(&server, &id)).await?;
             Ok(events
@@ -483,10 +483,10 @@ impl crate::app::TimelineSource for LedgerTimeline {
     fn export(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> futures::future::BoxFuture<'static, anyhow::Result<String>> {
         let ledger = self.0.clone();
-        let (server, id) = (server.0.clone(), task_id.to_string());
+        let (server, id) = (server.clone(), task_id.clone());
         Box::pin(async move {
             ledger
                 .call(move |l| {

@@ -10,7 +10,7 @@ use super::args::exit;
 use super::output::normalize_response;
 use super::{Context, fail};
 use crate::ledger::EventKind;
-use crate::mcp::{Era, McpClient, McpError, TaskStatus};
+use crate::mcp::{Era, McpClient, McpError, TaskId, TaskStatus};
 use crate::sanitize::sanitize_line;
 
 fn error_exit(e: &McpError) -> u8 {
@@ -50,14 +50,14 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
     exit::COMPLETED
 }
 
-pub async fn get(ctx: &Context, task_id: &str) -> u8 {
+pub async fn get(ctx: &Context, task_id: &TaskId) -> u8 {
     let (client, _) = match ctx.connect().await {
         Ok(c) => c,
         Err(code) => return code,
     };
     let code = match fetch(&client, task_id).await {
         Ok(task) => {
-            let (era, id, snap) = (client.era(), task_id.to_string(), task.clone());
+            let (era, id, snap) = (client.era(), task_id.clone(), task.clone());
             ctx.record(&client, move |l, server| {
                 l.record_tracked(server, Some(era), &id)?;
                 l.record_snapshot(server, &snap, EventKind::Poll, None)
@@ -76,7 +76,7 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
         }
         Err(e) => {
             if matches!(e, McpError::TaskNotFound { .. }) {
-                let id = task_id.to_string();
+                let id = task_id.clone();
                 ctx.record(&client, move |l, server| l.mark_expired(server, &id))
                     .await;
             }
@@ -88,7 +88,7 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
 }
 
 /// `tasks/get`, plus the payload a legacy server keeps behind `tasks/result`.
-async fn fetch(client: &McpClient, task_id: &str) -> Result<crate::mcp::Task, McpError> {
+async fn fetch(client: &McpClient, task_id: &TaskId) -> Result<crate::mcp::Task, McpError> {
     let mut task = client.get_task(task_id).await?;
     if client.era() == Era::Legacy
         && task.status.is_terminal()
@@ -103,7 +103,7 @@ async fn fetch(client: &McpClient, task_id: &str) -> Result<crate::mcp::Task, Mc
     Ok(task)
 }
 
-pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> u8 {
+pub async fn answer(ctx: &Context, task_id: &TaskId, key: &str, response: &str) -> u8 {
     if ctx.read_only {
         return fail("answer refused: --read-only", exit::USAGE);
     }
@@ -124,7 +124,7 @@ pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> 
                 .and_then(Value::as_str)
                 .unwrap_or("accept")
                 .to_string();
-            let (era, id, k) = (client.era(), task_id.to_string(), key.to_string());
+            let (era, id, k) = (client.era(), task_id.clone(), key.to_string());
             ctx.record(&client, move |l, server| {
                 l.record_tracked(server, Some(era), &id)?;
                 l.mark_answered(server, &id, &k, &action)?;
@@ -149,7 +149,7 @@ pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> 
     code
 }
 
-pub async fn cancel(ctx: &Context, task_id: &str) -> u8 {
+pub async fn cancel(ctx: &Context, task_id: &TaskId) -> u8 {
     if ctx.read_only {
         return fail("cancel refused: --read-only", exit::USAGE);
     }
@@ -159,7 +159,7 @@ pub async fn cancel(ctx: &Context, task_id: &str) -> u8 {
     };
     let code = match client.cancel_task(task_id).await {
         Ok(task) => {
-            let (era, id) = (client.era(), task_id.to_string());
+            let (era, id) = (client.era(), task_id.clone());
             ctx.record(&client, move |l, server| {
                 l.record_tracked(server, Some(era), &id)?;
                 l.record_event(server, &id, EventKind::CancelAcked, None, &json!({}))

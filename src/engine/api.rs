@@ -5,26 +5,11 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use crate::mcp::{Era, InputRequest, Task, ToolInfo};
 
-/// A server's identity: its configured name, or its URL / `stdio:<command>` when ad hoc.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerId(pub String);
-
-impl fmt::Display for ServerId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl ServerId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+pub use crate::ids::{ServerId, TaskId};
 
 /// How a task snapshot reached us.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,7 +43,7 @@ pub type InputResponse = Value;
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineCommand {
     /// Follow a task (from the ledger, the CLI, or an earlier run) until it is terminal.
-    Track { server: ServerId, task_id: String },
+    Track { server: ServerId, task_id: TaskId },
     /// Call a tool; `call_id` correlates the `CallFinished` event.
     CallTool {
         server: ServerId,
@@ -66,22 +51,22 @@ pub enum EngineCommand {
         tool: String,
         arguments: Value,
         /// The task this call re-runs, if any (linked in the ledger).
-        parent_task: Option<String>,
+        parent_task: Option<TaskId>,
     },
     /// Answer some of a task's pending input requests (one `tasks/update`).
     Answer {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         responses: BTreeMap<String, InputResponse>,
     },
     /// `tasks/cancel`, then keep following until the task is terminal.
-    Cancel { server: ServerId, task_id: String },
+    Cancel { server: ServerId, task_id: TaskId },
     /// Stop following a task (it stays in the ledger).
-    Forget { server: ServerId, task_id: String },
+    Forget { server: ServerId, task_id: TaskId },
     /// `tasks/get` now: one task, or every tracked task of the server.
     Refresh {
         server: ServerId,
-        task_id: Option<String>,
+        task_id: Option<TaskId>,
     },
     /// Fetch `tools/list`.
     ListTools { server: ServerId },
@@ -93,7 +78,7 @@ pub enum EngineCommand {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallResult {
     /// A task was created (its snapshots follow as `TaskUpdated`).
-    Task { task_id: String },
+    Task { task_id: TaskId },
     /// The server answered with a plain `CallToolResult`.
     Plain { result: Value },
     /// The call failed.
@@ -133,14 +118,14 @@ pub enum EngineEvent {
     /// what the ledger knows (tasks carry no tool name on the wire, so it comes from here).
     TaskKnown {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         tool: Option<String>,
         arguments: Option<Value>,
         /// When we first recorded the task.
         recorded_at: chrono::DateTime<chrono::Utc>,
         last: Option<Task>,
         expired: bool,
-        parent_task: Option<String>,
+        parent_task: Option<TaskId>,
     },
     /// A new snapshot (already checked: never older than what was reported before,
     /// never after a terminal one).
@@ -151,37 +136,37 @@ pub enum EngineEvent {
         latency_ms: Option<u64>,
     },
     /// The server no longer knows the task (`-32602`): an expired tombstone.
-    TaskExpired { server: ServerId, task_id: String },
+    TaskExpired { server: ServerId, task_id: TaskId },
     /// A new input request (reported once per key; answered keys never again).
     InputRequested {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         key: String,
         request: InputRequest,
     },
     /// A key reappeared with a different request: a server bug, not re-prompted.
     InputKeyReused {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         key: String,
     },
     /// `tasks/update` acknowledged for these keys.
     AnswerSent {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         keys: Vec<String>,
     },
     AnswerFailed {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         keys: Vec<String>,
         error: String,
     },
     /// `tasks/cancel` acknowledged (intent recorded; the task may still finish otherwise).
-    CancelSent { server: ServerId, task_id: String },
+    CancelSent { server: ServerId, task_id: TaskId },
     CancelFailed {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         error: String,
     },
     /// Outcome of a `CallTool` command.
@@ -199,7 +184,7 @@ pub enum EngineEvent {
     /// A numeric progress report tied to a task (legacy `notifications/progress`).
     Progress {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         progress: f64,
         total: Option<f64>,
     },

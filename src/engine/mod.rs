@@ -37,7 +37,7 @@ impl ServerSpec {
     /// An ad-hoc server named by its endpoint.
     pub fn new(endpoint: Endpoint, options: ConnectOptions) -> Self {
         Self {
-            id: ServerId(endpoint.identity()),
+            id: ServerId::ad_hoc(&endpoint.identity()),
             endpoint,
             options,
             poll_floor: None,

@@ -1,6 +1,7 @@
 //! Durability tests: two processes' worth of connections on one file, and a writer killed
 //! with SIGKILL right after `record_created` returns.
 
+use crate::ids::{ServerId, TaskId};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -39,7 +40,7 @@ fn two_ledgers_interleave_writes_from_two_threads() {
                     let id = format!("{name}-{i}");
                     ledger
                         .record_created(
-                            "srv",
+                            &ServerId::named("srv"),
                             Era::Modern,
                             "tool",
                             &json!({ "i": i }),
@@ -48,11 +49,22 @@ fn two_ledgers_interleave_writes_from_two_threads() {
                         )
                         .unwrap();
                     ledger
-                        .record_event("srv", &id, EventKind::Note, None, &json!({ "by": name }))
+                        .record_event(
+                            &ServerId::named("srv"),
+                            &TaskId::new(&id),
+                            EventKind::Note,
+                            None,
+                            &json!({ "by": name }),
+                        )
                         .unwrap();
                     if i % 2 == 0 {
                         let changed = ledger
-                            .record_snapshot("srv", &completed(&id), EventKind::Poll, Some(1))
+                            .record_snapshot(
+                                &ServerId::named("srv"),
+                                &completed(&id),
+                                EventKind::Poll,
+                                Some(1),
+                            )
                             .unwrap();
                         assert!(changed);
                     }
@@ -68,7 +80,9 @@ fn two_ledgers_interleave_writes_from_two_threads() {
         assert_eq!(ledger.list(true).unwrap().len(), 2 * PER_WRITER);
         assert_eq!(ledger.non_terminal().unwrap().len(), PER_WRITER);
     }
-    let timeline = ledgers[0].timeline("srv", "cli-0").unwrap();
+    let timeline = ledgers[0]
+        .timeline(&ServerId::named("srv"), &TaskId::new("cli-0"))
+        .unwrap();
     let kinds: Vec<EventKind> = timeline.iter().map(|e| e.kind).collect();
     assert_eq!(
         kinds,
@@ -96,7 +110,7 @@ fn crash_child_records_then_hangs() {
     let ledger = Ledger::open(Path::new(&path)).unwrap();
     ledger
         .record_created(
-            "srv",
+            &ServerId::named("srv"),
             Era::Legacy,
             "long_job",
             &json!({ "x": 1 }),
@@ -144,7 +158,7 @@ fn task_survives_sigkill_after_record_created() {
 
     let ledger = Ledger::open(&path).unwrap();
     let record = ledger
-        .get("srv", CRASH_TASK_ID)
+        .get(&ServerId::named("srv"), &TaskId::new(CRASH_TASK_ID))
         .unwrap()
         .expect("task survived the crash");
     assert_eq!(record.tool.as_deref(), Some("long_job"));
@@ -154,7 +168,7 @@ fn task_survives_sigkill_after_record_created() {
         .non_terminal()
         .unwrap()
         .into_iter()
-        .map(|r| r.task_id)
+        .map(|r| r.task_id.as_str().to_string())
         .collect();
     assert_eq!(resumable, [CRASH_TASK_ID]);
 }

@@ -2,7 +2,7 @@
 //!
 //! Owns the on-disk record of tasks (creation data, last snapshot, answered input keys,
 //! a per-task event timeline) so polling can resume after a crash or restart. Task ids are
-//! bearer secrets: the file is mode 0600 and nothing here logs a full id (see [`short_id`]).
+//! bearer secrets: the file is mode 0600 and nothing here logs a full id.
 //! Must not import ratatui or crossterm, and never receives headers or tokens.
 
 mod db;
@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
 
 pub use db::{DB_ENV, Ledger};
@@ -101,9 +102,9 @@ impl std::fmt::Display for EventKind {
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskRecord {
     /// Server identity string the caller keyed the task by.
-    pub server: String,
+    pub server: ServerId,
     /// The full task id (a bearer secret: show [`short_id`] of it).
-    pub task_id: String,
+    pub task_id: TaskId,
     /// `None` for a task tracked by id before we learnt the server's era.
     pub era: Option<Era>,
     pub tool: Option<String>,
@@ -125,7 +126,7 @@ pub struct TaskRecord {
     pub poll_interval_ms: Option<u64>,
     pub ttl_ms: Option<u64>,
     /// The task this one re-runs, if any (same server).
-    pub parent_task: Option<String>,
+    pub parent_task: Option<TaskId>,
     /// Input keys already answered, oldest first. Never prompt for these again.
     pub answered_keys: Vec<String>,
 }
@@ -139,24 +140,9 @@ pub struct EventRecord {
     pub detail: Value,
 }
 
-/// The loggable form of a task id: its first 8 characters and an ellipsis.
-pub fn short_id(id: &str) -> String {
-    let head: String = id.chars().take(8).collect();
-    let mut s = crate::sanitize::sanitize_line(&head, 16);
-    s.push('…');
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn short_id_keeps_eight_chars() {
-        assert_eq!(short_id("0123456789abcdef"), "01234567…");
-        assert_eq!(short_id("abc"), "abc…");
-        assert_eq!(short_id("ééééééééé"), "éééééééé…");
-    }
 
     #[test]
     fn event_kind_names_round_trip() {

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::db::{from_ms, from_sql_u64, now_ms};
 use super::{EventKind, EventRecord, Ledger, TaskRecord};
+use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::Era;
 
 /// One answered input key with when and how it was answered.
@@ -77,7 +78,7 @@ impl Ledger {
     }
 
     /// The record for (server, task id), if stored.
-    pub fn get(&self, server: &str, task_id: &str) -> anyhow::Result<Option<TaskRecord>> {
+    pub fn get(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<Option<TaskRecord>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "{SELECT_TASK} WHERE t.server = ?1 AND t.task_id = ?2"
         ))?;
@@ -114,7 +115,11 @@ impl Ledger {
     }
 
     /// A task's events in the order they were recorded (empty for an unknown task).
-    pub fn timeline(&self, server: &str, task_id: &str) -> anyhow::Result<Vec<EventRecord>> {
+    pub fn timeline(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> anyhow::Result<Vec<EventRecord>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT e.at, e.kind, e.latency_ms, e.detail
                FROM events e JOIN tasks t ON t.id = e.task
@@ -135,7 +140,11 @@ impl Ledger {
     }
 
     /// Input keys already answered for a task, oldest answer first.
-    pub fn answered_keys(&self, server: &str, task_id: &str) -> anyhow::Result<Vec<String>> {
+    pub fn answered_keys(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> anyhow::Result<Vec<String>> {
         Ok(self
             .answered(server, task_id)?
             .into_iter()
@@ -144,7 +153,11 @@ impl Ledger {
     }
 
     /// Answered input keys with their action and time, oldest first.
-    pub fn answered(&self, server: &str, task_id: &str) -> anyhow::Result<Vec<AnsweredKey>> {
+    pub fn answered(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> anyhow::Result<Vec<AnsweredKey>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT a.input_key, a.action, a.answered_at
                FROM answered_keys a JOIN tasks t ON t.id = a.task

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::db::{now_ms, to_sql_u64};
 use super::{EventKind, Ledger};
+use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
 
 impl Ledger {
@@ -18,12 +19,12 @@ impl Ledger {
     /// Committed before returning, so a crash right after still lets polling resume.
     pub fn record_created(
         &self,
-        server: &str,
+        server: &ServerId,
         era: Era,
         tool: &str,
         arguments: &Value,
         task: &Task,
-        parent_task: Option<&str>,
+        parent_task: Option<&TaskId>,
     ) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         let now = now_ms();
@@ -76,9 +77,9 @@ impl Ledger {
     /// with a `note` event. An existing record is left alone (its era filled in if unknown).
     pub fn record_tracked(
         &self,
-        server: &str,
+        server: &ServerId,
         era: Option<Era>,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         let now = now_ms();
@@ -110,7 +111,7 @@ impl Ledger {
     /// Returns whether the stored state changed (an identical re-read returns false).
     pub fn record_snapshot(
         &self,
-        server: &str,
+        server: &ServerId,
         task: &Task,
         source: EventKind,
         latency_ms: Option<u64>,
@@ -125,7 +126,7 @@ impl Ledger {
     /// burst of updates). Returns one "changed" flag per input, in order; all or nothing.
     pub fn record_snapshots(
         &self,
-        batch: &[(String, Task, EventKind, Option<u64>)],
+        batch: &[(ServerId, Task, EventKind, Option<u64>)],
     ) -> anyhow::Result<Vec<bool>> {
         let tx = self.write_tx()?;
         let now = now_ms();
@@ -143,8 +144,8 @@ impl Ledger {
     /// `detail` must not carry secrets; it is stored as JSON.
     pub fn record_event(
         &self,
-        server: &str,
-        task_id: &str,
+        server: &ServerId,
+        task_id: &TaskId,
         kind: EventKind,
         latency_ms: Option<u64>,
         detail: &Value,
@@ -162,8 +163,8 @@ impl Ledger {
     /// Does not add a timeline event: callers record `input_sent` with its latency.
     pub fn mark_answered(
         &self,
-        server: &str,
-        task_id: &str,
+        server: &ServerId,
+        task_id: &TaskId,
         key: &str,
         action: &str,
     ) -> anyhow::Result<()> {
@@ -181,7 +182,7 @@ impl Ledger {
 
     /// Tombstone a task the server no longer knows (TTL passed, `-32602` on `tasks/get`):
     /// it becomes terminal and expired, and gets an `expired` event the first time.
-    pub fn mark_expired(&self, server: &str, task_id: &str) -> anyhow::Result<()> {
+    pub fn mark_expired(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         let now = now_ms();
         let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
@@ -209,7 +210,11 @@ struct Row {
     snapshot: Option<String>,
 }
 
-fn find_row(conn: &Connection, server: &str, task_id: &str) -> rusqlite::Result<Option<Row>> {
+fn find_row(
+    conn: &Connection,
+    server: &ServerId,
+    task_id: &TaskId,
+) -> rusqlite::Result<Option<Row>> {
     conn.query_row(
         "SELECT id, terminal, status, snapshot FROM tasks WHERE server = ?1 AND task_id = ?2",
         params![server, task_id],
@@ -228,8 +233,8 @@ fn find_row(conn: &Connection, server: &str, task_id: &str) -> rusqlite::Result<
 /// The row id for (server, task id), inserting a bare tracked row if absent.
 fn ensure_task(
     conn: &Connection,
-    server: &str,
-    task_id: &str,
+    server: &ServerId,
+    task_id: &TaskId,
     era: Option<Era>,
     now: i64,
 ) -> rusqlite::Result<(i64, bool)> {
@@ -298,7 +303,7 @@ fn is_stale(prev: &Task, new: &Task) -> bool {
 /// The snapshot acceptance rules, inside the caller's transaction.
 fn apply_snapshot(
     conn: &Connection,
-    server: &str,
+    server: &ServerId,
     task: &Task,
     source: EventKind,
     latency_ms: Option<u64>,

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 use super::error::McpError;
+pub use crate::ids::TaskId;
 
 /// The modern protocol version (stateless, tasks extension).
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -121,7 +122,7 @@ pub struct ErrorObject {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
@@ -161,8 +162,8 @@ impl Task {
         let task_id = obj
             .get("taskId")
             .and_then(Value::as_str)
-            .ok_or_else(|| McpError::decode("task has no string taskId"))?
-            .to_string();
+            .map(TaskId::new)
+            .ok_or_else(|| McpError::decode("task has no string taskId"))?;
         let status = obj
             .get("status")
             .and_then(Value::as_str)

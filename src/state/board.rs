@@ -191,7 +191,7 @@ impl Filter {
             return true;
         };
         row.tool.as_deref().is_some_and(|t| re.is_match(t))
-            || re.is_match(&row.key.task_id)
+            || re.is_match(row.key.task_id.as_str())
             || row.status().is_some_and(|s| re.is_match(s.as_str()))
             || (row.tool_error() && re.is_match("tool error"))
             || row

@@ -219,7 +219,7 @@ fn phase_text(row: &TaskRow) -> String {
 pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLine> {
     let mut out = vec![DocLine::new(LineKind::Heading, "Task")];
     out.push(DocLine::field("server", row.key.server.as_str()));
-    out.push(DocLine::field("task id", &row.key.task_id));
+    out.push(DocLine::field("task id", row.key.task_id.as_str()));
     out.push(DocLine::field(
         "tool",
         row.tool.as_deref().unwrap_or("(unknown)"),
@@ -282,7 +282,7 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         ));
     }
     if let Some(p) = &row.parent_task {
-        out.push(DocLine::field("re-run of", super::task::short_id(p)));
+        out.push(DocLine::field("re-run of", p.prefix()));
     }
     if let Some(args) = &row.arguments {
         out.push(DocLine::new(LineKind::Heading, "Arguments"));

@@ -28,7 +28,7 @@ mod tests_power;
 
 use std::collections::HashMap;
 
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
+use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
 use crate::mcp::Era;
 
 pub use board::{Board, SortColumn, Tab};
@@ -43,14 +43,14 @@ pub use update::update;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskKey {
     pub server: ServerId,
-    pub task_id: String,
+    pub task_id: TaskId,
 }
 
 impl TaskKey {
-    pub fn new(server: &ServerId, task_id: &str) -> TaskKey {
+    pub fn new(server: &ServerId, task_id: &TaskId) -> TaskKey {
         TaskKey {
             server: server.clone(),
-            task_id: task_id.to_string(),
+            task_id: task_id.clone(),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::TaskKey;
 use super::progress;
 use super::time::{Now, parse_lenient, plus_millis};
 use crate::engine::UpdateSource;
-use crate::mcp::{InputRequest, Task, TaskStatus};
+use crate::mcp::{InputRequest, Task, TaskId, TaskStatus};
 
 /// "Answer sent" until the server moves on.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +54,7 @@ pub struct TaskRow {
     pub tool: Option<String>,
     pub arguments: Option<Value>,
     pub recorded_at: Option<Now>,
-    pub parent_task: Option<String>,
+    pub parent_task: Option<TaskId>,
     pub task: Option<Task>,
     /// `createdAt` parsed (or when we first recorded it).
     pub created: Option<Now>,
@@ -227,11 +227,6 @@ impl TaskRow {
 
     /// First eight characters of the id: ids are bearer secrets.
     pub fn short_id(&self) -> String {
-        short_id(&self.key.task_id)
+        self.key.task_id.prefix()
     }
-}
-
-/// First eight characters of a task id.
-pub fn short_id(id: &str) -> String {
-    id.chars().take(8).collect()
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::modal::TimelineState;
 use super::task::Phase;
 use super::*;
-use crate::engine::{CallResult, UpdateSource};
+use crate::engine::{CallResult, TaskId, UpdateSource};
 use crate::mcp::{InputRequest, Task, TaskStatus};
 
 pub(super) fn t0() -> Now {
@@ -15,7 +15,7 @@ pub(super) fn t0() -> Now {
 }
 
 pub(super) fn srv() -> ServerId {
-    ServerId("alpha".to_string())
+    ServerId::named("alpha")
 }
 
 pub(super) fn fresh() -> State {
@@ -24,7 +24,7 @@ pub(super) fn fresh() -> State {
 
 pub(super) fn task(id: &str, status: TaskStatus) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: None,
         created_at: Some("2026-07-28T09:59:00Z".to_string()),
@@ -71,7 +71,7 @@ pub(super) fn code(c: KeyCode) -> Msg {
 }
 
 fn tk(id: &str) -> TaskKey {
-    TaskKey::new(&srv(), id)
+    TaskKey::new(&srv(), &TaskId::new(id))
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn input_requested_is_deduplicated_by_key() {
     let ev = || {
         Msg::Engine(EngineEvent::InputRequested {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             key: "k1".into(),
             request: req.clone(),
         })
@@ -126,7 +126,7 @@ fn input_key_reused_is_flagged_not_reprompted() {
     let offer = |r: InputRequest| {
         Msg::Engine(EngineEvent::InputRequested {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             key: "k".into(),
             request: r,
         })
@@ -138,7 +138,7 @@ fn input_key_reused_is_flagged_not_reprompted() {
         &mut s,
         vec![Msg::Engine(EngineEvent::InputKeyReused {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             key: "k".into(),
         })],
     );
@@ -156,7 +156,7 @@ fn cancel_asks_then_sends_and_shows_completed_anyway() {
         fx,
         vec![Effect::Engine(EngineCommand::Cancel {
             server: srv(),
-            task_id: "t1".into()
+            task_id: TaskId::new("t1")
         })]
     );
     assert!(s.modals.is_empty());
@@ -166,7 +166,7 @@ fn cancel_asks_then_sends_and_shows_completed_anyway() {
         &mut s,
         vec![Msg::Engine(EngineEvent::CancelSent {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
         })],
     );
     assert_eq!(row(&s), Phase::CancelRequested { acked: true });
@@ -205,7 +205,7 @@ fn cancel_failure_clears_the_mark_with_a_notice() {
         &mut s,
         vec![Msg::Engine(EngineEvent::CancelFailed {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             error: "boom".into(),
         })],
     );
@@ -235,7 +235,7 @@ fn answer_sent_until_the_server_moves_on() {
         &mut s,
         vec![Msg::Engine(EngineEvent::AnswerSent {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             keys: vec!["k1".into()],
         })],
     );
@@ -261,7 +261,7 @@ fn answer_failure_restores_the_request() {
         &mut s,
         vec![Msg::Engine(EngineEvent::AnswerFailed {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             keys: vec!["k1".into()],
             error: "nope".into(),
         })],
@@ -432,7 +432,7 @@ fn progress_from_events_and_messages() {
         &mut s,
         vec![Msg::Engine(EngineEvent::Progress {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             progress: 5.0,
             total: Some(10.0),
         })],
@@ -495,7 +495,7 @@ fn task_known_expired_and_notices() {
         &mut s,
         vec![Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             tool: Some("search".into()),
             arguments: Some(json!({"q": 1})),
             recorded_at: t0(),
@@ -512,7 +512,7 @@ fn task_known_expired_and_notices() {
         vec![
             Msg::Engine(EngineEvent::TaskExpired {
                 server: srv(),
-                task_id: "t1".into(),
+                task_id: TaskId::new("t1"),
             }),
             Msg::Engine(EngineEvent::Notice {
                 server: Some(srv()),
@@ -571,14 +571,14 @@ fn quit_and_help() {
 #[test]
 fn new_task_flow_picks_server_and_tool_then_calls() {
     let mut s = State::new(
-        vec![srv(), ServerId("beta".into())],
+        vec![srv(), ServerId::named("beta")],
         false,
         Keymap::default_keymap(),
     );
     run(&mut s, vec![key('n')]);
     assert!(matches!(s.modals.last(), Some(Modal::ServerPicker(_))));
     let fx = run(&mut s, vec![code(KeyCode::Down), code(KeyCode::Enter)]);
-    let beta = ServerId("beta".into());
+    let beta = ServerId::named("beta");
     assert_eq!(
         fx,
         vec![Effect::Engine(EngineCommand::ListTools {
@@ -645,12 +645,14 @@ fn new_task_flow_picks_server_and_tool_then_calls() {
             call_id: 2,
             tool: "search".into(),
             result: CallResult::Task {
-                task_id: "zz".into(),
+                task_id: TaskId::new("zz"),
             },
         })],
     );
     assert_eq!(
-        s.tasks[&TaskKey::new(&beta, "zz")].tool.as_deref(),
+        s.tasks[&TaskKey::new(&beta, &TaskId::new("zz"))]
+            .tool
+            .as_deref(),
         Some("search")
     );
 }

@@ -8,7 +8,7 @@ use super::detail::result_lines;
 use super::keymap::{Action, Context};
 use super::keys::{Key, KeyCode};
 use super::modal::{Confirm, ConfirmOp, DetailView, DocView, Modal, TimelineState};
-use super::task::{CancelMark, TaskRow, short_id};
+use super::task::{CancelMark, TaskRow};
 use super::{Effect, Health, Msg, NOTICE_SECS, Now, State, TaskKey};
 use super::{update_forms, update_power};
 use crate::engine::{CallResult, EngineCommand, EngineEvent, NoticeLevel};
@@ -399,7 +399,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             row.reused.insert(key.clone());
             let text = format!(
                 "{} reused input key {key} for a different request (server bug); not re-prompted",
-                short_id(&task_id)
+                task_id.prefix()
             );
             state.notify(NoticeLevel::Warn, &text, now);
         }
@@ -430,7 +430,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
                 }
                 state.board.dirty = true;
             }
-            let text = format!("answer to {} failed: {error}", short_id(&task_id));
+            let text = format!("answer to {} failed: {error}", task_id.prefix());
             state.notify(NoticeLevel::Error, &text, now);
         }
         EngineEvent::CancelSent { server, task_id } => {
@@ -450,7 +450,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
                 row.cancel = None;
                 state.board.dirty = true;
             }
-            let text = format!("cancel of {} failed: {error}", short_id(&task_id));
+            let text = format!("cancel of {} failed: {error}", task_id.prefix());
             state.notify(NoticeLevel::Error, &text, now);
         }
         EngineEvent::CallFinished {
@@ -465,7 +465,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
                     let tk = TaskKey::new(&server, &task_id);
                     let row = row_mut(state, &tk);
                     row.tool = row.tool.take().or(Some(tool.clone()));
-                    let text = format!("{tool}: task {} started", short_id(&task_id));
+                    let text = format!("{tool}: task {} started", task_id.prefix());
                     state.notify(NoticeLevel::Info, &text, now);
                 }
                 CallResult::Plain { result } => {
@@ -533,7 +533,7 @@ fn close_input_form(state: &mut State, key: &TaskKey, now: Now) {
     if state.modals.len() != before {
         let text = format!(
             "task {} ended while its form was open; nothing was sent",
-            short_id(&key.task_id)
+            key.task_id.prefix()
         );
         state.notify(NoticeLevel::Info, &text, now);
     }

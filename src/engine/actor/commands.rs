@@ -72,7 +72,7 @@ impl ServerActor {
                 self.update_listen_ids();
             }
             EngineCommand::Refresh { task_id, .. } => {
-                let ids: Vec<String> = match task_id {
+                let ids: Vec<TaskId> = match task_id {
                     Some(id) => vec![id],
                     None => self.followed_ids().into_iter().collect(),
                 };
@@ -101,12 +101,12 @@ impl ServerActor {
         }
     }
 
-    pub(super) async fn track(&mut self, task_id: String) {
+    pub(super) async fn track(&mut self, task_id: TaskId) {
         if self.tasks.contains_key(&task_id) {
             self.start_get(&task_id, UpdateSource::Resync);
             return;
         }
-        let server = self.spec.id.0.clone();
+        let server = self.spec.id.clone();
         let era = self.client.as_ref().map(|c| c.era());
         let id = task_id.clone();
         let rec = self
@@ -137,7 +137,7 @@ impl ServerActor {
         self.update_listen_ids();
     }
 
-    pub(super) async fn answer(&mut self, task_id: String, responses: BTreeMap<String, Value>) {
+    pub(super) async fn answer(&mut self, task_id: TaskId, responses: BTreeMap<String, Value>) {
         let keys: Vec<String> = responses.keys().cloned().collect();
         if self.refuse_read_only("answer").await {
             self.emit(EngineEvent::AnswerFailed {
@@ -196,7 +196,7 @@ impl ServerActor {
         });
     }
 
-    pub(super) async fn cancel(&mut self, task_id: String) {
+    pub(super) async fn cancel(&mut self, task_id: TaskId) {
         if self.refuse_read_only("cancel").await {
             self.emit(EngineEvent::CancelFailed {
                 server: self.id(),
@@ -221,7 +221,7 @@ impl ServerActor {
             }
             t.cancel_in_flight = true;
         }
-        let (server, id) = (self.spec.id.0.clone(), task_id.clone());
+        let (server, id) = (self.spec.id.clone(), task_id.clone());
         self.ledger(move |l| {
             l.record_event(&server, &id, EventKind::CancelRequested, None, &json!({}))
         })
@@ -240,7 +240,7 @@ impl ServerActor {
         call_id: u64,
         tool: String,
         arguments: Value,
-        parent: Option<String>,
+        parent: Option<TaskId>,
         result: Result<CallOutcome, McpError>,
     ) {
         let result = match result {
@@ -250,9 +250,9 @@ impl ServerActor {
                 let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
                 let finding = self.conformance.created(&task_id, era, declared);
                 self.hints(finding).await;
-                let (server, t, a, tl, p) = (self.spec.id.0.clone(), task.clone(), arguments.clone(), tool.clone(), parent.clone());
+                let (server, t, a, tl, p) = (self.spec.id.clone(), task.clone(), arguments.clone(), tool.clone(), parent.clone());
                 // The id is committed to the ledger before anything reports it.
-                self.ledger(move |l| l.record_created(&server, era, &tl, &a, &t, p.as_deref())).await;
+                self.ledger(move |l| l.record_created(&server, era, &tl, &a, &t, p.as_ref())).await;
                 self.emit(EngineEvent::TaskKnown {
                     server: self.id(),
                     task_id: task_id.clone(),
@@ -296,7 +296,7 @@ impl ServerActor {
 
     pub(super) async fn on_answered(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
         responses: BTreeMap<String, Value>,
         result: Result<(), McpError>,
     ) {
@@ -306,7 +306,7 @@ impl ServerActor {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.answered.extend(keys.iter().cloned());
                 }
-                let server = self.spec.id.0.clone();
+                let server = self.spec.id.clone();
                 let id = task_id.clone();
                 self.ledger(move |l| {
                     for (key, resp) in &responses {
@@ -350,7 +350,7 @@ impl ServerActor {
 
     pub(super) async fn on_cancelled(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
         result: Result<Option<Task>, McpError>,
     ) {
         if let Some(t) = self.tasks.get_mut(&task_id) {
@@ -361,7 +361,7 @@ impl ServerActor {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.cancel_requested = true;
                 }
-                let (server, id) = (self.spec.id.0.clone(), task_id.clone());
+                let (server, id) = (self.spec.id.clone(), task_id.clone());
                 self.ledger(move |l| {
                     l.record_event(&server, &id, EventKind::CancelAcked, None, &json!({}))
                 })

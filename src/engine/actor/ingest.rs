@@ -34,7 +34,7 @@ impl ServerActor {
             // Queued, not awaited: later ledger calls still see it (the ledger runs jobs
             // in order), and a burst of snapshots shares one transaction.
             let write = (
-                self.spec.id.0.clone(),
+                self.spec.id.clone(),
                 task.clone(),
                 ledger_kind(source),
                 latency_ms,
@@ -68,7 +68,7 @@ impl ServerActor {
                 NoticeLevel::Warn,
                 format!(
                     "server bug: input key {key:?} of task {} was reused for a different request",
-                    short_id(&task_id)
+                    task_id
                 ),
             )
             .await;
@@ -104,7 +104,7 @@ impl ServerActor {
     /// terminal the payload is kept until the terminal snapshot arrives.
     pub(super) async fn merge_payload(
         &mut self,
-        task_id: &str,
+        task_id: &TaskId,
         result: Option<Value>,
         error: Option<ErrorObject>,
     ) {
@@ -125,7 +125,7 @@ impl ServerActor {
         last.result = result;
         last.error = error;
         let task = last.clone();
-        let server = self.spec.id.0.clone();
+        let server = self.spec.id.clone();
         let snap = task.clone();
         self.ledger(move |l| l.record_snapshot(&server, &snap, EventKind::Resync, None))
             .await;
@@ -191,11 +191,11 @@ impl ServerActor {
                 accepted,
                 full_resync,
             } => {
-                let accepted: BTreeSet<String> = match accepted {
+                let accepted: BTreeSet<TaskId> = match accepted {
                     Some(a) => a.into_iter().collect(),
                     None => BTreeSet::new(),
                 };
-                let newly: Vec<String> = if full_resync {
+                let newly: Vec<TaskId> = if full_resync {
                     requested.iter().cloned().collect()
                 } else {
                     requested.difference(&self.subscribed).cloned().collect()
@@ -222,7 +222,7 @@ impl ServerActor {
                         self.start_get(&id, UpdateSource::Resync);
                     }
                 }
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
+                let ids: Vec<TaskId> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     self.reschedule(&id);
                 }
@@ -239,7 +239,7 @@ impl ServerActor {
                     t.pushed = false;
                 }
                 let now = Instant::now();
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
+                let ids: Vec<TaskId> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     let due = now + self.poll_delay(&id);
                     self.schedule.set_if_earlier(&id, due);
@@ -272,7 +272,7 @@ impl ServerActor {
                     push: false,
                 })
                 .await;
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
+                let ids: Vec<TaskId> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     let due = Instant::now() + self.poll_delay(&id);
                     self.schedule.set_if_earlier(&id, due);

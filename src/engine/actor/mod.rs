@@ -20,7 +20,7 @@ use super::schedule::Schedule;
 use super::stats::RequestStats;
 use super::tracker::TrackedTask;
 use super::{EngineConfig, ServerSpec};
-use crate::ledger::{EventKind, LedgerHandle, short_id};
+use crate::ledger::{EventKind, LedgerHandle};
 use crate::mcp::{
     CallOutcome, Era, ErrorObject, McpClient, McpError, ServerPush, Task, TaskStatus, ToolInfo,
 };
@@ -35,30 +35,30 @@ type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
 pub(super) enum Internal {
     Connected(Connected),
     Polled {
-        task_id: String,
+        task_id: TaskId,
         observed: u64,
         result: Result<Task, McpError>,
         latency_ms: u64,
         source: UpdateSource,
     },
     ResultFetched {
-        task_id: String,
+        task_id: TaskId,
         result: Result<Result<Value, ErrorObject>, McpError>,
     },
     Called {
         call_id: u64,
         tool: String,
         arguments: Value,
-        parent: Option<String>,
+        parent: Option<TaskId>,
         result: Result<CallOutcome, McpError>,
     },
     Answered {
-        task_id: String,
+        task_id: TaskId,
         responses: BTreeMap<String, Value>,
         result: Result<(), McpError>,
     },
     Cancelled {
-        task_id: String,
+        task_id: TaskId,
         result: Result<Option<Task>, McpError>,
     },
     Tools(Result<Vec<ToolInfo>, McpError>),
@@ -72,16 +72,16 @@ pub(super) struct ServerActor {
     events: mpsc::Sender<EngineEvent>,
     client: Option<Arc<McpClient>>,
     push_rx: Option<mpsc::Receiver<ServerPush>>,
-    tasks: HashMap<String, TrackedTask>,
+    tasks: HashMap<TaskId, TrackedTask>,
     schedule: Schedule,
     seq: u64,
     in_flight: usize,
     internal_tx: mpsc::Sender<Internal>,
     internal_rx: mpsc::Receiver<Internal>,
-    listen_ids: watch::Sender<BTreeSet<String>>,
+    listen_ids: watch::Sender<BTreeSet<TaskId>>,
     push_task: Option<JoinHandle<()>>,
     push_on: bool,
-    subscribed: BTreeSet<String>,
+    subscribed: BTreeSet<TaskId>,
     backoff_until: Option<Instant>,
     connect_attempt: u32,
     connecting: bool,
@@ -223,7 +223,7 @@ impl ServerActor {
     }
 
     async fn resume_from_ledger(&mut self) {
-        let server = self.spec.id.0.clone();
+        let server = self.spec.id.clone();
         let history = self.cfg.history;
         let Some(records) = self.ledger(move |l| l.list(history)).await else {
             return;
@@ -310,7 +310,7 @@ impl ServerActor {
                 }
                 self.start_push(client, info.era, info.tasks);
                 let now = Instant::now();
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
+                let ids: Vec<TaskId> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     self.schedule.set(&id, now);
                 }
@@ -375,7 +375,7 @@ impl ServerActor {
         });
     }
 
-    fn followed_ids(&self) -> BTreeSet<String> {
+    fn followed_ids(&self) -> BTreeSet<TaskId> {
         self.tasks
             .iter()
             .filter(|(_, t)| !t.terminal && !t.expired)

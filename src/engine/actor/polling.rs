@@ -7,7 +7,7 @@ use super::*;
 
 impl ServerActor {
     /// Send one `tasks/get` unless one is already in flight for the task.
-    pub(super) fn start_get(&mut self, task_id: &str, source: UpdateSource) -> bool {
+    pub(super) fn start_get(&mut self, task_id: &TaskId, source: UpdateSource) -> bool {
         let Some(client) = self.client.clone() else {
             return false;
         };
@@ -24,7 +24,7 @@ impl ServerActor {
         self.stats.request();
         let observed = self.seq;
         let tx = self.internal_tx.clone();
-        let task_id = task_id.to_string();
+        let task_id = task_id.clone();
         tokio::spawn(async move {
             let started = Instant::now();
             let result = client.get_task(&task_id).await;
@@ -73,7 +73,7 @@ impl ServerActor {
     }
 
     /// Next poll time for a task after a successful observation.
-    pub(super) fn poll_delay(&self, task_id: &str) -> Duration {
+    pub(super) fn poll_delay(&self, task_id: &TaskId) -> Duration {
         let tr = self.tasks.get(task_id);
         let base = self.poll_interval(task_id);
         let base = if tr.is_some_and(|t| t.pushed) {
@@ -86,7 +86,7 @@ impl ServerActor {
     }
 
     /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint.
-    pub(super) fn poll_interval(&self, task_id: &str) -> Duration {
+    pub(super) fn poll_interval(&self, task_id: &TaskId) -> Duration {
         let hinted = self
             .tasks
             .get(task_id)
@@ -99,7 +99,7 @@ impl ServerActor {
 
     /// Poll again soon (after an answer or a cancel), but never sooner than one
     /// interval after the previous `tasks/get`.
-    pub(super) fn poll_soon(&mut self, task_id: &str) {
+    pub(super) fn poll_soon(&mut self, task_id: &TaskId) {
         let follow = self
             .tasks
             .get(task_id)
@@ -116,7 +116,7 @@ impl ServerActor {
 
     pub(super) async fn on_polled(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
         observed: u64,
         result: Result<Task, McpError>,
         latency_ms: u64,
@@ -163,7 +163,7 @@ impl ServerActor {
         }
     }
 
-    pub(super) fn reschedule(&mut self, task_id: &str) {
+    pub(super) fn reschedule(&mut self, task_id: &TaskId) {
         let follow = self
             .tasks
             .get(task_id)
@@ -176,7 +176,7 @@ impl ServerActor {
         }
     }
 
-    pub(super) async fn on_request_error(&mut self, task_id: &str, e: McpError) {
+    pub(super) async fn on_request_error(&mut self, task_id: &TaskId, e: McpError) {
         self.stats.error();
         let attempts = match self.tasks.get_mut(task_id) {
             Some(t) => {
@@ -213,7 +213,7 @@ impl ServerActor {
             })
             .await;
         }
-        tracing::debug!(server = %self.spec.id, task = %short_id(task_id), "tasks/get failed: {e}");
+        tracing::debug!(server = %self.spec.id, task = %task_id, "tasks/get failed: {e}");
         self.schedule.set(task_id, Instant::now() + delay);
         let stdio = matches!(self.spec.endpoint, crate::mcp::Endpoint::Stdio { .. });
         if stdio && self.transport_failures >= 2 && !self.connecting {
@@ -237,7 +237,7 @@ impl ServerActor {
         }
     }
 
-    pub(super) async fn expire(&mut self, task_id: &str, message: &str) {
+    pub(super) async fn expire(&mut self, task_id: &TaskId, message: &str) {
         if let Some(t) = self.tasks.get_mut(task_id) {
             if t.terminal {
                 return;
@@ -245,19 +245,19 @@ impl ServerActor {
             t.expired = true;
         }
         self.schedule.remove(task_id);
-        let (server, id) = (self.spec.id.0.clone(), task_id.to_string());
+        let (server, id) = (self.spec.id.clone(), task_id.clone());
         self.ledger(move |l| l.mark_expired(&server, &id)).await;
-        tracing::info!(server = %self.spec.id, task = %short_id(task_id), "task unknown to the server: {message}");
+        tracing::info!(server = %self.spec.id, task = %task_id, "task unknown to the server: {message}");
         self.emit(EngineEvent::TaskExpired {
             server: self.id(),
-            task_id: task_id.to_string(),
+            task_id: task_id.clone(),
         })
         .await;
         self.update_listen_ids();
     }
 
     /// Legacy: open `tasks/result` (it blocks until the task ends, and carries input requests meanwhile).
-    pub(super) fn fetch_result(&mut self, task_id: &str) {
+    pub(super) fn fetch_result(&mut self, task_id: &TaskId) {
         let Some(client) = self.client.clone() else {
             return;
         };
@@ -270,7 +270,7 @@ impl ServerActor {
         tr.result_in_flight = true;
         self.stats.request();
         let tx = self.internal_tx.clone();
-        let task_id = task_id.to_string();
+        let task_id = task_id.clone();
         tokio::spawn(async move {
             let result = client.task_result(&task_id).await;
             let _ = tx.send(Internal::ResultFetched { task_id, result }).await;
@@ -279,7 +279,7 @@ impl ServerActor {
 
     pub(super) async fn on_result(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
         result: Result<Result<Value, ErrorObject>, McpError>,
     ) {
         if let Some(t) = self.tasks.get_mut(&task_id) {
@@ -301,7 +301,7 @@ impl ServerActor {
                 self.merge_payload(&task_id, None, Some(err)).await;
             }
             Err(McpError::TaskNotFound { message }) => self.expire(&task_id, &message).await,
-            Err(e) => tracing::debug!(task = %short_id(&task_id), "tasks/result failed: {e}"),
+            Err(e) => tracing::debug!(task = %task_id, "tasks/result failed: {e}"),
         }
     }
 }

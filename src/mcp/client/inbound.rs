@@ -71,7 +71,7 @@ impl McpClient {
         let related = params
             .pointer("/_meta/io.modelcontextprotocol~1related-task/taskId")
             .and_then(Value::as_str)
-            .map(str::to_string);
+            .map(TaskId::new);
         let reply = match (method.as_str(), related) {
             ("elicitation/create", Some(task_id)) => {
                 let key = format!("elicitation-{id}");

@@ -34,7 +34,7 @@ pub struct McpClient {
     info: Mutex<Option<ServerInfo>>,
     tools: Mutex<HashMap<String, ToolInfo>>,
     pub(super) pending_inputs: PendingInputs,
-    progress_tokens: Mutex<HashMap<String, String>>,
+    progress_tokens: Mutex<HashMap<String, TaskId>>,
     push_tx: mpsc::Sender<ServerPush>,
     untracked_elicitation: Mutex<Option<ElicitationHandler>>,
 }
@@ -324,17 +324,17 @@ impl McpClient {
 
     /// `tasks/get`. Legacy: pending `elicitation/create` requests for the task are merged
     /// into `inputRequests` so both eras look alike.
-    pub async fn get_task(&self, task_id: &str) -> Result<Task, McpError> {
+    pub async fn get_task(&self, task_id: &TaskId) -> Result<Task, McpError> {
         let result = self
             .request(
                 "tasks/get",
                 json!({ "taskId": task_id }),
-                Some(task_id),
+                Some(task_id.as_str()),
                 Some(self.opts.request_timeout),
             )
             .await?;
         let mut task = Task::from_wire(&result)?;
-        if task.task_id != task_id {
+        if task.task_id != *task_id {
             return Err(McpError::decode(format!(
                 "tasks/get answered for another task id ({})",
                 task.task_id
@@ -350,7 +350,7 @@ impl McpClient {
     /// server requests (legacy).
     pub async fn update_task(
         &self,
-        task_id: &str,
+        task_id: &TaskId,
         responses: &BTreeMap<String, Value>,
     ) -> Result<(), McpError> {
         match self.era() {
@@ -359,7 +359,7 @@ impl McpClient {
                 self.request(
                     "tasks/update",
                     params,
-                    Some(task_id),
+                    Some(task_id.as_str()),
                     Some(self.opts.request_timeout),
                 )
                 .await
@@ -382,7 +382,7 @@ impl McpClient {
     }
 
     /// `tasks/cancel`. Legacy servers answer with the task; modern ones with an empty ack.
-    pub async fn cancel_task(&self, task_id: &str) -> Result<Option<Task>, McpError> {
+    pub async fn cancel_task(&self, task_id: &TaskId) -> Result<Option<Task>, McpError> {
         if !self.info().can_cancel() {
             return Err(McpError::Unsupported(
                 "this server does not offer tasks/cancel".into(),
@@ -392,7 +392,7 @@ impl McpClient {
             .request(
                 "tasks/cancel",
                 json!({ "taskId": task_id }),
-                Some(task_id),
+                Some(task_id.as_str()),
                 Some(self.opts.request_timeout),
             )
             .await?;
@@ -401,12 +401,15 @@ impl McpClient {
 
     /// Legacy `tasks/result`: blocks until the task is terminal, then returns the tool
     /// result or the JSON-RPC error it ended with.
-    pub async fn task_result(&self, task_id: &str) -> Result<Result<Value, ErrorObject>, McpError> {
+    pub async fn task_result(
+        &self,
+        task_id: &TaskId,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
         match self
             .request(
                 "tasks/result",
                 json!({ "taskId": task_id }),
-                Some(task_id),
+                Some(task_id.as_str()),
                 None,
             )
             .await
@@ -457,7 +460,7 @@ impl McpClient {
     }
 
     /// Modern `subscriptions/listen` for `task_ids`; returns once acknowledged.
-    pub async fn listen(&self, task_ids: &[String]) -> Result<Subscription, McpError> {
+    pub async fn listen(&self, task_ids: &[TaskId]) -> Result<Subscription, McpError> {
         let id = self.id();
         let params = self.with_meta(
             json!({ "notifications": { "taskIds": task_ids } }),
