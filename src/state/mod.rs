@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
 use crate::mcp::Era;
 
+pub use crate::engine::Tombstone;
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};
 pub use keys::{Key, KeyCode};

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::modal::TimelineState;
 use super::task::Phase;
 use super::*;
-use crate::engine::{CallResult, TaskId, UpdateSource};
+use crate::engine::{CallResult, Failure, KnownTask, TaskId, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task, TaskStatus};
 
 pub(super) fn t0() -> Now {
@@ -38,18 +38,19 @@ pub(super) fn task(id: &str, status: TaskStatus) -> Task {
 }
 
 pub(super) fn updated(task: Task) -> Msg {
-    Msg::Engine(EngineEvent::TaskUpdated {
-        server: srv(),
+    Msg::Engine(EngineEvent::snapshot(
+        srv(),
         task,
-        source: UpdateSource::Poll,
-        latency_ms: Some(12),
-    })
+        UpdateSource::Poll,
+        Some(12),
+    ))
 }
 
 pub(super) fn elicit(schema: serde_json::Value) -> InputRequest {
     InputRequest {
         method: "elicitation/create".to_string(),
         params: json!({"mode": "form", "message": "Who are you?", "requestedSchema": schema}),
+        reply_to: None,
     }
 }
 
@@ -167,6 +168,7 @@ fn cancel_asks_then_sends_and_shows_completed_anyway() {
         vec![Msg::Engine(EngineEvent::CancelSent {
             server: srv(),
             task_id: TaskId::new("t1"),
+            acked: true,
         })],
     );
     assert_eq!(row(&s), Phase::CancelRequested { acked: true });
@@ -206,7 +208,7 @@ fn cancel_failure_clears_the_mark_with_a_notice() {
         vec![Msg::Engine(EngineEvent::CancelFailed {
             server: srv(),
             task_id: TaskId::new("t1"),
-            error: "boom".into(),
+            error: Failure::Failed("boom".into()),
         })],
     );
     assert!(s.tasks[&tk("t1")].cancel.is_none());
@@ -263,7 +265,7 @@ fn answer_failure_restores_the_request() {
             server: srv(),
             task_id: TaskId::new("t1"),
             keys: vec!["k1".into()],
-            error: "nope".into(),
+            error: Failure::Failed("nope".into()),
         })],
     );
     let row = &s.tasks[&tk("t1")];
@@ -495,13 +497,18 @@ fn task_known_expired_and_notices() {
         &mut s,
         vec![Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
-            task_id: TaskId::new("t1"),
-            tool: Some("search".into()),
-            arguments: Some(json!({"q": 1})),
-            recorded_at: t0(),
-            last: Some(task("t1", TaskStatus::Working)),
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                task_id: TaskId::new("t1"),
+                tool: Some("search".into()),
+                arguments: Some(json!({"q": 1})),
+                recorded_at: t0(),
+                last: Some(task("t1", TaskStatus::Working)),
+                end: None,
+                parent_task: None,
+                pending: Vec::new(),
+                cancel: None,
+                started_by: None,
+            },
         })],
     );
     let row = &s.tasks[&tk("t1")];
@@ -513,6 +520,7 @@ fn task_known_expired_and_notices() {
             Msg::Engine(EngineEvent::TaskExpired {
                 server: srv(),
                 task_id: TaskId::new("t1"),
+                why: Tombstone::Expired,
             }),
             Msg::Engine(EngineEvent::Notice {
                 server: Some(srv()),
@@ -646,6 +654,7 @@ fn new_task_flow_picks_server_and_tool_then_calls() {
             tool: "search".into(),
             result: CallResult::Task {
                 task_id: TaskId::new("zz"),
+                stored: true,
             },
         })],
     );

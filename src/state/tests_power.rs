@@ -8,19 +8,24 @@ use super::command::{self, Command};
 use super::inbox;
 use super::tests::{code, elicit, fresh, key, run, srv, t0, task, updated};
 use super::*;
-use crate::engine::{CallResult, Hint, TaskId, UpdateSource};
+use crate::engine::{CallResult, Hint, KnownTask, TaskId, UpdateSource};
 use crate::mcp::TaskStatus;
 
 fn known(server: &ServerId, id: &str, tool: &str) -> Msg {
     Msg::Engine(EngineEvent::TaskKnown {
         server: server.clone(),
-        task_id: TaskId::new(id),
-        tool: Some(tool.to_string()),
-        arguments: Some(json!({"pages": 3})),
-        recorded_at: t0(),
-        last: None,
-        expired: false,
-        parent_task: None,
+        task: KnownTask {
+            task_id: TaskId::new(id),
+            tool: Some(tool.to_string()),
+            arguments: Some(json!({"pages": 3})),
+            recorded_at: t0(),
+            last: None,
+            end: None,
+            parent_task: None,
+            pending: Vec::new(),
+            cancel: None,
+            started_by: None,
+        },
     })
 }
 
@@ -101,12 +106,12 @@ fn inbox_lists_every_request_oldest_first_and_answers_in_place() {
     update(&mut s, known(&beta, "b1", "deploy"), t0());
     update(
         &mut s,
-        Msg::Engine(EngineEvent::TaskUpdated {
-            server: beta.clone(),
-            task: waiting,
-            source: UpdateSource::Poll,
-            latency_ms: None,
-        }),
+        Msg::Engine(EngineEvent::snapshot(
+            beta.clone(),
+            waiting,
+            UpdateSource::Poll,
+            None,
+        )),
         t0(),
     );
     update(&mut s, asks(&beta, "b1", "k"), t0());
@@ -169,13 +174,18 @@ fn alerts_fire_when_a_task_starts_waiting_or_finishes() {
         &mut s,
         vec![Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
-            task_id: TaskId::new("t2"),
-            tool: None,
-            arguments: None,
-            recorded_at: t0(),
-            last: Some(last),
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                task_id: TaskId::new("t2"),
+                tool: None,
+                arguments: None,
+                recorded_at: t0(),
+                last: Some(last),
+                end: None,
+                parent_task: None,
+                pending: Vec::new(),
+                cancel: None,
+                started_by: None,
+            },
         })],
     );
     assert!(fx.is_empty());
@@ -359,6 +369,7 @@ fn call_finished_for_a_rerun_starts_the_new_row() {
             tool: "render".into(),
             result: CallResult::Task {
                 task_id: TaskId::new("t9"),
+                stored: true,
             },
         })],
     );
