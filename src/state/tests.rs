@@ -1,5 +1,15 @@
 //! Reducer tests: fixture `State` + `Msg` → asserted state and effects, for every action
-//! and engine event, including the protocol invariants.
+//! and engine event, including the protocol invariants; the shared fixtures; one child
+//! module of tests per concept.
+
+mod alerts;
+mod command_line;
+mod forms;
+mod hints;
+mod inbox;
+mod line_edit;
+mod mouse;
+mod new_task;
 
 use chrono::{TimeZone, Utc};
 use serde_json::json;
@@ -68,6 +78,37 @@ pub(super) fn key(c: char) -> Msg {
 
 pub(super) fn code(c: KeyCode) -> Msg {
     Msg::Key(Key::plain(c))
+}
+
+pub(super) fn known(server: &ServerId, id: &str, tool: &str) -> Msg {
+    Msg::Engine(EngineEvent::TaskKnown {
+        server: server.clone(),
+        task_id: TaskId::new(id),
+        tool: Some(tool.to_string()),
+        arguments: Some(json!({"pages": 3})),
+        recorded_at: t0(),
+        last: None,
+        expired: false,
+        parent_task: None,
+    })
+}
+
+pub(super) fn asks(server: &ServerId, id: &str, input_key: &str) -> Msg {
+    Msg::Engine(EngineEvent::InputRequested {
+        server: server.clone(),
+        task_id: TaskId::new(id),
+        key: input_key.to_string(),
+        request: elicit(json!({"type":"object","properties":{"ok":{"type":"boolean"}}})),
+    })
+}
+
+pub(super) fn typed(s: &mut State, text: &str) -> Vec<Effect> {
+    let mut fx = run(s, vec![key(':')]);
+    for c in text.chars() {
+        fx.extend(run(s, vec![key(c)]));
+    }
+    fx.extend(run(s, vec![code(KeyCode::Enter)]));
+    fx
 }
 
 fn tk(id: &str) -> TaskKey {
