@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use super::{fresh, key, known, run, srv, task, updated};
-use crate::engine::{CallResult, EngineCommand, EngineEvent, TaskId};
+use super::{code, fresh, key, known, run, srv, task, updated};
+use crate::engine::{CallResult, EngineCommand, EngineEvent, ServerId, TaskId};
 use crate::mcp::TaskStatus;
 use crate::state::*;
 
@@ -103,5 +103,94 @@ fn call_finished_for_a_rerun_starts_the_new_row() {
             .tool
             .as_deref(),
         Some("render")
+    );
+}
+
+#[test]
+fn new_task_flow_picks_server_and_tool_then_calls() {
+    let mut s = State::new(
+        vec![srv(), ServerId::named("beta")],
+        false,
+        Keymap::default_keymap(),
+    );
+    run(&mut s, vec![key('n')]);
+    assert!(matches!(s.modals.last(), Some(Modal::ServerPicker(_))));
+    let fx = run(&mut s, vec![code(KeyCode::Down), code(KeyCode::Enter)]);
+    let beta = ServerId::named("beta");
+    assert_eq!(
+        fx,
+        vec![Effect::Engine(EngineCommand::ListTools {
+            server: beta.clone()
+        })]
+    );
+    let tool = crate::mcp::ToolInfo {
+        name: "search".into(),
+        title: None,
+        description: Some("Search things".into()),
+        input_schema: json!({"type":"object","properties":{"q":{"type":"string"},"n":{"type":"number"}},"required":["q"]}),
+        task_support: Some("optional".into()),
+    };
+    run(
+        &mut s,
+        vec![Msg::Engine(EngineEvent::ToolsListed {
+            server: beta.clone(),
+            tools: vec![tool],
+        })],
+    );
+    run(&mut s, vec![code(KeyCode::Enter)]);
+    assert!(matches!(s.modals.last(), Some(Modal::ToolForm(_))));
+    // submitting empty: q is required
+    assert!(run(&mut s, vec![code(KeyCode::Enter)]).is_empty());
+    let fx = run(
+        &mut s,
+        vec![
+            key('r'),
+            key('u'),
+            code(KeyCode::Tab),
+            key('2'),
+            key('.'),
+            key('5'),
+            code(KeyCode::Enter),
+        ],
+    );
+    assert_eq!(
+        fx,
+        vec![Effect::Engine(EngineCommand::CallTool {
+            server: beta.clone(),
+            call_id: 1,
+            tool: "search".into(),
+            arguments: json!({"q":"ru","n":2.5}),
+            parent_task: None,
+        })]
+    );
+    assert_eq!(s.next_call_id, 2);
+    run(
+        &mut s,
+        vec![Msg::Engine(EngineEvent::CallFinished {
+            server: beta.clone(),
+            call_id: 1,
+            tool: "search".into(),
+            result: CallResult::Plain {
+                result: json!({"content":[{"type":"text","text":"hi"}]}),
+            },
+        })],
+    );
+    assert!(matches!(s.modals.last(), Some(Modal::Doc(_))));
+    run(
+        &mut s,
+        vec![Msg::Engine(EngineEvent::CallFinished {
+            server: beta.clone(),
+            call_id: 2,
+            tool: "search".into(),
+            result: CallResult::Task {
+                task_id: TaskId::new("zz"),
+            },
+        })],
+    );
+    assert_eq!(
+        s.tasks[&TaskKey::new(&beta, &TaskId::new("zz"))]
+            .tool
+            .as_deref(),
+        Some("search")
     );
 }
