@@ -8,8 +8,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::api::{Hint, UpdateSource};
-use super::tracker::parse_time;
 use crate::ids::TaskId;
+use crate::mcp::parse_time;
 use crate::mcp::{Era, Task, TaskStatus};
 
 /// Reports per hint kind, at most.

@@ -1,10 +1,8 @@
 //! Writes to the ledger: creation, tracking, snapshots, events, answered keys, tombstones.
 //!
-//! Owns the snapshot acceptance rules (first terminal state wins; among non-terminal
-//! snapshots a strictly older `lastUpdatedAt` is stale). Every method is one short
+//! Snapshots pass `mcp::judge` (first terminal state wins, older snapshots ignored). Every method is one short
 //! transaction committed before it returns. Must not log task ids.
 
-use chrono::DateTime;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
@@ -12,6 +10,7 @@ use super::db::{now_ms, to_sql_u64};
 use super::{EventKind, Ledger};
 use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
+use crate::mcp::{Verdict, judge};
 
 impl Ledger {
     /// Insert a newly created task, with a `created` event. Idempotent: for a key already
@@ -290,16 +289,6 @@ fn push_input_requested(
     push_event(conn, id, now, EventKind::InputRequested, None, &detail)
 }
 
-/// True when both snapshots carry parseable `lastUpdatedAt` and `new` is strictly older.
-fn is_stale(prev: &Task, new: &Task) -> bool {
-    let parse = |t: &Task| {
-        t.last_updated_at
-            .as_deref()
-            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-    };
-    matches!((parse(prev), parse(new)), (Some(p), Some(n)) if n < p)
-}
-
 /// The snapshot acceptance rules, inside the caller's transaction.
 fn apply_snapshot(
     conn: &Connection,
@@ -319,15 +308,22 @@ fn apply_snapshot(
         },
     };
     let id = row.id;
-    if row.terminal {
-        return Ok(false);
-    }
     let prev: Option<Task> = row
         .snapshot
         .as_deref()
         .and_then(|s| serde_json::from_str(s).ok());
-    if prev.as_ref().is_some_and(|p| is_stale(p, task)) {
-        return Ok(false);
+    match judge(prev.as_ref(), row.terminal, task) {
+        Verdict::Accept => {}
+        Verdict::Payload => {
+            conn.execute(
+                "UPDATE tasks SET snapshot = ?2, last_seen = ?3 WHERE id = ?1",
+                params![id, serde_json::to_string(task)?, now],
+            )?;
+            let detail = json!({ "status": task.status.as_str(), "payload": true });
+            push_event(conn, id, now, source, latency_ms, &detail)?;
+            return Ok(true);
+        }
+        Verdict::AfterTerminal | Verdict::Stale => return Ok(false),
     }
     let changed = prev.as_ref().is_none_or(|p| !p.same_state(task));
     let terminal = task.status.is_terminal();

@@ -13,6 +13,7 @@ pub mod param_headers;
 pub mod push;
 pub mod sse;
 pub mod stdio;
+pub mod task_rules;
 pub mod transport;
 pub mod types;
 
@@ -23,4 +24,5 @@ pub use client::McpClient;
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
 pub use push::{ServerPush, Subscription, SubscriptionEvent};
+pub use task_rules::{Verdict, judge, parse_time};
 pub use types::*;

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::TaskKey;
 use super::progress;
-use super::time::{Now, parse_lenient, plus_millis};
+use super::time::{Now, plus_millis};
 use crate::engine::UpdateSource;
-use crate::mcp::{InputRequest, Task, TaskId, TaskStatus};
+use crate::mcp::{InputRequest, Task, TaskId, TaskStatus, Verdict};
 
 /// "Answer sent" until the server moves on.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,8 +142,8 @@ impl TaskRow {
         }
     }
 
-    /// Fold in a snapshot. Returns false (and changes nothing) when the row is already
-    /// terminal: the first terminal snapshot wins.
+    /// Fold in a snapshot under `mcp::judge` (the first terminal snapshot wins; a terminal
+    /// snapshot may still gain its payload). Returns false when it changed nothing.
     pub fn apply_snapshot(
         &mut self,
         task: Task,
@@ -151,8 +151,16 @@ impl TaskRow {
         latency_ms: Option<u64>,
         now: Now,
     ) -> bool {
-        if self.is_terminal() {
-            return false;
+        match crate::mcp::judge(self.task.as_ref(), self.expired, &task) {
+            Verdict::Accept => {}
+            Verdict::Payload => {
+                if let Some(known) = self.task.as_mut() {
+                    known.result = task.result;
+                    known.error = task.error;
+                }
+                return true;
+            }
+            Verdict::AfterTerminal | Verdict::Stale => return false,
         }
         self.seen_at = Some(now);
         if source.is_some() {
@@ -161,7 +169,7 @@ impl TaskRow {
         if latency_ms.is_some() {
             self.latency_ms = latency_ms;
         }
-        if let Some(c) = task.created_at.as_deref().and_then(parse_lenient) {
+        if let Some(c) = task.created_at.as_deref().and_then(crate::mcp::parse_time) {
             self.created = Some(c);
         }
         self.message_fraction = task

@@ -20,6 +20,14 @@ impl ServerActor {
         };
         let pushed = tr.pushed;
         let r = tr.ingest(task.clone(), observed);
+        if let Some(first) = &r.after_terminal {
+            let finding = self.conformance.after_terminal(first, &task, source);
+            self.hints(finding).await;
+            return;
+        }
+        if r.payload {
+            return self.payload_added(&task_id).await;
+        }
         if !r.applied {
             return;
         }
@@ -99,36 +107,42 @@ impl ServerActor {
         }
     }
 
-    /// Attach the payload of a terminal task (legacy `tasks/result`, or the one
-    /// `tasks/get` after a terminal `CreateTaskResult`). Before the task is known to be
-    /// terminal the payload is kept until the terminal snapshot arrives.
+    /// The payload of a terminal task (legacy `tasks/result`): merged into the terminal
+    /// snapshot now, or kept until that snapshot arrives.
     pub(super) async fn merge_payload(
         &mut self,
         task_id: &TaskId,
         result: Option<Value>,
         error: Option<ErrorObject>,
     ) {
-        if result.is_none() && error.is_none() {
-            return;
-        }
         let Some(tr) = self.tasks.get_mut(task_id) else {
             return;
         };
-        let Some(last) = tr.last.as_mut() else { return };
-        if !tr.terminal || last.result.is_some() || last.error.is_some() {
-            if !tr.terminal {
-                last.result = result.or(last.result.take());
-                last.error = error.or(last.error.take());
-            }
+        if !tr.terminal {
+            tr.keep_early_payload(result, error);
             return;
         }
-        last.result = result;
-        last.error = error;
-        let task = last.clone();
-        let server = self.spec.id.clone();
-        let snap = task.clone();
-        self.ledger(move |l| l.record_snapshot(&server, &snap, EventKind::Resync, None))
-            .await;
+        let Some(mut task) = tr.last.clone() else {
+            return;
+        };
+        task.result = result;
+        task.error = error;
+        self.seq += 1;
+        self.apply(task, self.seq, UpdateSource::Resync, None).await;
+    }
+
+    /// A terminal task's snapshot gained its result or error: store and report it.
+    async fn payload_added(&mut self, task_id: &TaskId) {
+        let Some(task) = self.tasks.get(task_id).and_then(|t| t.last.clone()) else {
+            return;
+        };
+        if let Some(ledger) = &self.ledger {
+            let write = (self.spec.id.clone(), task.clone(), EventKind::Resync, None);
+            if let Err(e) = ledger.queue_snapshot(write) {
+                self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}"))
+                    .await;
+            }
+        }
         self.emit(EngineEvent::TaskUpdated {
             server: self.id(),
             task,
@@ -175,11 +189,6 @@ impl ServerActor {
         self.seq += 1;
         let seq = self.seq;
         let id = task.task_id.clone();
-        if self.tasks.get(&id).is_some_and(|t| t.terminal) {
-            self.check_terminal(&task, UpdateSource::Push).await;
-            self.merge_payload(&id, task.result, task.error).await;
-            return;
-        }
         self.apply(task, seq, UpdateSource::Push, None).await;
         self.reschedule(&id);
     }
@@ -278,19 +287,6 @@ impl ServerActor {
                     self.schedule.set_if_earlier(&id, due);
                 }
             }
-        }
-    }
-
-    /// A snapshot of a task already terminal must repeat that terminal state.
-    pub(super) async fn check_terminal(&mut self, task: &Task, source: UpdateSource) {
-        let first = self
-            .tasks
-            .get(&task.task_id)
-            .and_then(|t| t.last.as_ref())
-            .map(|t| t.status.clone());
-        if let Some(first) = first {
-            let finding = self.conformance.after_terminal(&first, task, source);
-            self.hints(finding).await;
         }
     }
 }

@@ -145,12 +145,6 @@ impl ServerActor {
                     t.consecutive_errors = 0;
                 }
                 self.conformance.found(&task_id);
-                let terminal_before = self.tasks.get(&task_id).is_some_and(|t| t.terminal);
-                if terminal_before {
-                    self.check_terminal(&task, source).await;
-                    self.merge_payload(&task_id, task.result, task.error).await;
-                    return;
-                }
                 self.apply(task, observed, source, Some(latency_ms)).await;
                 self.reschedule(&task_id);
             }
