@@ -442,7 +442,7 @@ impl ServerActor {
         self.expire_awaited().await;
         self.take_over_lapsed().await;
         self.ticks = self.ticks.wrapping_add(1);
-        if self.ticks % QUIET_FLUSH_TICKS == 0 {
+        if self.ticks.is_multiple_of(QUIET_FLUSH_TICKS) {
             let quiet: Vec<TaskId> = self
                 .tasks
                 .iter()
