@@ -361,12 +361,10 @@ impl ServerActor {
 
     /// The one read-only check every mutating path goes through.
     async fn refuse_read_only(&self, what: &str) -> Option<Failure> {
-        if !self.spec.read_only {
-            return None;
-        }
-        let why = format!("{what} refused: {} is read-only", self.spec.id);
-        self.notice(NoticeLevel::Warn, why.clone()).await;
-        Some(Failure::Refused(why))
+        let refused = self.spec.refuse(what)?;
+        self.notice(NoticeLevel::Warn, refused.text().to_string())
+            .await;
+        Some(refused)
     }
 
     async fn on_internal(&mut self, msg: Internal) {
