@@ -322,6 +322,10 @@ impl ServerActor {
                 c.detach().await;
             }
         }
+        // Rejoined sessions live on for their tasks; what we held open in them is let go.
+        for (_, c) in std::mem::take(&mut self.sessions) {
+            c.detach().await;
+        }
     }
 
     fn followed_ids(&self) -> BTreeSet<TaskId> {
