@@ -444,6 +444,11 @@ impl ServerActor {
         self.expire_awaited().await;
         self.take_over_lapsed().await;
         self.ticks = self.ticks.wrapping_add(1);
+        // As often as leases are renewed: a lease lost meanwhile is found within one period.
+        let renew_ticks = (self.cfg.lease_ttl.as_secs() / 3).max(1);
+        if self.ticks.is_multiple_of(renew_ticks) {
+            self.drop_lost_leases().await;
+        }
         if self.ticks.is_multiple_of(QUIET_FLUSH_TICKS) {
             let quiet: Vec<TaskId> = self
                 .tasks
