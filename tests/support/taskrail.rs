@@ -137,6 +137,32 @@ impl Taskrail {
     }
 }
 
+impl Taskrail {
+    /// Every task in the ledger (`ls --all --json`), newest first.
+    pub fn records(&self) -> Vec<serde_json::Value> {
+        let run = self.run(&["ls", "--all", "--json"], Duration::from_secs(60));
+        assert_eq!(run.code, Some(0), "ls --all --json: {run:#?}");
+        run.json_lines()
+    }
+
+    /// The ledger record of one task, if any.
+    pub fn record(&self, task_id: &str) -> Option<serde_json::Value> {
+        self.records()
+            .into_iter()
+            .find(|r| r["task_id"].as_str() == Some(task_id))
+    }
+}
+
+/// Send `signal` (`STOP`, `CONT`, `KILL`, …) to process `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
+}
+
 /// A taskrail process still running.
 pub struct Running {
     pub child: Child,
@@ -224,6 +250,11 @@ impl Running {
             stdout: self.seen_out.join("\n"),
             stderr: self.seen_err.join("\n"),
         }
+    }
+
+    /// The OS process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// SIGKILL, as a crash would.
