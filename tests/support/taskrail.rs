@@ -264,6 +264,14 @@ impl Running {
     }
 }
 
+impl Drop for Running {
+    /// A test that fails midway leaves no process behind (stopped ones included).
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn wait(mut child: Child, limit: Duration, what: &str) -> Run {
     let stdout = child.stdout.take().expect("stdout");
     let stderr = child.stderr.take().expect("stderr");

@@ -161,19 +161,6 @@ impl Tmux {
         });
     }
 
-    /// The process id of the program running in the pane's shell (the dashboard).
-    pub fn dashboard_pid(&self) -> u32 {
-        let shell = self.tmux(&["display-message", "-p", "-t", "0", "#{pane_pid}"]);
-        let shell = shell.trim();
-        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
-            .unwrap_or_default();
-        children
-            .split_whitespace()
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("nothing runs in the pane's shell {shell}"))
-    }
-
     /// Quit with `q` and wait for the shell to report a clean exit.
     pub fn quit(&self) {
         self.keys(&["q"]);
