@@ -67,8 +67,12 @@ fn an_answered_prompt_is_not_shown_again_after_a_restart() {
     tmux.start_dashboard(&tr, &format!("--server {}", demo.url));
     // The server's status, not a prompt: `✎ input_required`, not `✎ input needed`.
     let screen = tmux.wait("the task's row with the server's input_required", |s| {
-        s.lines()
-            .any(|l| l.contains(&id[..8]) && l.contains("input_required"))
+        let row = s.lines().find(|l| l.contains(&id[..8]));
+        assert!(
+            !row.is_some_and(|l| l.contains("input needed")),
+            "the dashboard asks for the answered key again:\n{s}"
+        );
+        row.is_some_and(|l| l.contains("input_required"))
     });
     let row = screen.lines().find(|l| l.contains(&id[..8])).unwrap();
     assert!(!row.contains("input needed"), "{screen}");
