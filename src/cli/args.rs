@@ -137,7 +137,12 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Client entry point for the MCP conformance suite (`MCP_CONFORMANCE_SCENARIO`).
     #[command(hide = true)]
-    Conformance { server_url: String },
+    Conformance {
+        server_url: String,
+        /// The Client ID Metadata Document URL to offer servers that support them.
+        #[arg(long, value_name = "URL")]
+        client_metadata_url: Option<String>,
+    },
 }
 
 impl Cli {

@@ -240,7 +240,10 @@ async fn run(cli: Cli) -> u8 {
         },
         Some(Command::Demo) => board(&ctx, true).await,
         Some(Command::Bench(args)) => crate::bench::run(args).await,
-        Some(Command::Conformance { server_url }) => conformance::run(&ctx, &server_url).await,
+        Some(Command::Conformance {
+            server_url,
+            client_metadata_url,
+        }) => conformance::run(&ctx, &server_url, client_metadata_url).await,
         None => {
             board(
                 &ctx,
