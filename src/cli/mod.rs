@@ -4,6 +4,7 @@
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
 mod args;
+mod auth;
 mod conformance;
 mod extras;
 mod follow;
@@ -11,7 +12,7 @@ mod history;
 mod oneshot;
 mod output;
 
-pub use args::{Cli, Command, GlobalArgs, exit};
+pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};
 
 use clap::Parser;
 use std::collections::BTreeMap;
@@ -31,24 +32,66 @@ pub(crate) fn fail(msg: &str, code: u8) -> u8 {
     code
 }
 
+/// Report a failed connection; "sign in required" gets its own exit code and advice.
+pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> u8 {
+    if let crate::mcp::McpError::SignInRequired(_) = e {
+        let code = fail(&format!("{server}: {e}"), exit::SIGN_IN);
+        eprintln!(
+            "sign in with: taskrail auth login {}",
+            shlex::try_quote(server.as_str()).unwrap_or_default()
+        );
+        return code;
+    }
+    fail(
+        &format!("cannot connect to {server}: {e}"),
+        exit::CONNECTION,
+    )
+}
+
 /// What every subcommand needs: options, the ledger (opened on first use), the server.
 pub struct Context {
     pub global: GlobalArgs,
     pub servers: Vec<String>,
     pub read_only: bool,
     pub config: crate::config::Config,
+    /// Where sign-ins are kept (opened on first use).
+    pub tokens: crate::mcp::auth::TokenStore,
     ledger: OnceCell<LedgerHandle>,
 }
 
 impl Context {
-    pub fn new(cli: &Cli) -> Self {
-        Self {
+    pub fn new(cli: &Cli) -> Result<Self, u8> {
+        let choice = crate::mcp::auth::StoreChoice::parse(&cli.global.token_store)
+            .map_err(|e| fail(&format!("--token-store: {e}"), exit::USAGE))?;
+        Ok(Self {
             global: cli.global.clone(),
             servers: cli.servers.clone(),
             read_only: cli.global.read_only,
             config: crate::config::Config::defaults(),
+            tokens: crate::mcp::auth::TokenStore::new(choice),
             ledger: OnceCell::new(),
+        })
+    }
+
+    /// Attach OAuth sign-in to an HTTP server's options (stdio servers take credentials
+    /// from their environment).
+    pub fn with_auth(
+        &self,
+        endpoint: &Endpoint,
+        settings: crate::mcp::auth::AuthSettings,
+        mut options: ConnectOptions,
+    ) -> Result<ConnectOptions, u8> {
+        if let Endpoint::Http { url } = endpoint {
+            let auth = crate::mcp::auth::Authorizer::new(
+                url,
+                settings,
+                self.tokens.clone(),
+                &options.client_name,
+            )
+            .map_err(|e| fail(&e.to_string(), exit::USAGE))?;
+            options.auth = Some(Arc::new(auth));
         }
+        Ok(options)
     }
 
     pub fn connect_options(&self) -> Result<ConnectOptions, u8> {
@@ -70,7 +113,8 @@ impl Context {
             return extras::configured_spec(self, configured);
         }
         let endpoint = Endpoint::parse(server).map_err(|e| fail(&e.to_string(), exit::USAGE))?;
-        let mut spec = ServerSpec::new(endpoint, self.connect_options()?);
+        let options = self.with_auth(&endpoint, Default::default(), self.connect_options()?)?;
+        let mut spec = ServerSpec::new(endpoint, options);
         spec.read_only = self.read_only;
         Ok(spec)
     }
@@ -93,12 +137,7 @@ impl Context {
         let spec = self.single()?;
         McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
-            .map_err(|e| {
-                fail(
-                    &format!("cannot connect to {}: {e}", spec.id),
-                    exit::CONNECTION,
-                )
-            })
+            .map_err(|e| connect_failure(&spec.id, &e))
     }
 
     /// The ledger, opened (and pruned of old finished tasks) on first use.
@@ -208,7 +247,10 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> u8 {
-    let mut ctx = Context::new(&cli);
+    let mut ctx = match Context::new(&cli) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     match &cli.command {
         Some(Command::Completions { shell }) => return extras::completions(*shell),
         Some(Command::Man) => return extras::man(),
@@ -234,6 +276,7 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
         Some(Command::Export { task_id, output }) => extras::export(&ctx, &task_id, output).await,
         Some(Command::Completions { .. } | Command::Man) => exit::COMPLETED,
+        Some(Command::Auth(cmd)) => auth::run(&ctx, cmd).await,
         Some(Command::ServeDemo(opts)) => match crate::demo::run_serve_demo(opts).await {
             Ok(()) => exit::COMPLETED,
             Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),

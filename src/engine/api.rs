@@ -85,6 +85,11 @@ pub enum EngineCommand {
     },
     /// Fetch `tools/list`.
     ListTools { server: ServerId },
+    /// Sign in to the server now (the browser opens; `SignInStarted` tells the URL).
+    SignIn { server: ServerId },
+    /// The redirect URL the browser ended on, pasted by the user (when the browser could
+    /// not reach taskrail's loopback listener, e.g. over SSH).
+    SignInRedirect { server: ServerId, url: String },
     /// Close every connection and stop.
     Shutdown,
 }
@@ -120,9 +125,15 @@ pub enum EngineEvent {
         server_name: Option<String>,
     },
     /// Push went on or off (e.g. the server answered `subscriptions/listen` with `-32601`).
-    PushChanged { server: ServerId, push: bool },
+    PushChanged {
+        server: ServerId,
+        push: bool,
+    },
     /// The server is failing; tasks keep their last state and are retried.
-    ServerDegraded { server: ServerId, reason: String },
+    ServerDegraded {
+        server: ServerId,
+        reason: String,
+    },
     /// A connection or stream is being re-established after `retry_in`.
     Reconnecting {
         server: ServerId,
@@ -151,7 +162,10 @@ pub enum EngineEvent {
         latency_ms: Option<u64>,
     },
     /// The server no longer knows the task (`-32602`): an expired tombstone.
-    TaskExpired { server: ServerId, task_id: String },
+    TaskExpired {
+        server: ServerId,
+        task_id: String,
+    },
     /// A new input request (reported once per key; answered keys never again).
     InputRequested {
         server: ServerId,
@@ -178,7 +192,10 @@ pub enum EngineEvent {
         error: String,
     },
     /// `tasks/cancel` acknowledged (intent recorded; the task may still finish otherwise).
-    CancelSent { server: ServerId, task_id: String },
+    CancelSent {
+        server: ServerId,
+        task_id: String,
+    },
     CancelFailed {
         server: ServerId,
         task_id: String,
@@ -217,7 +234,34 @@ pub enum EngineEvent {
         text: String,
     },
     /// `tools/list` failed (or could not be sent): whoever waits for the tools stops.
-    ToolsListFailed { server: ServerId, error: String },
+    ToolsListFailed {
+        server: ServerId,
+        error: String,
+    },
+    /// The server wants a signed-in user (no sign-in, or it lapsed); nothing else helps.
+    SignInRequired {
+        server: ServerId,
+        reason: String,
+    },
+    /// A sign-in began: the user opens `url` (the browser was started when `browser`).
+    SignInStarted {
+        server: ServerId,
+        url: String,
+        browser: bool,
+    },
+    /// A redirect was ignored during a sign-in (not the answer to it).
+    SignInIgnored {
+        server: ServerId,
+        reason: String,
+    },
+    /// Signed in; the server is being (re)connected.
+    SignedIn {
+        server: ServerId,
+    },
+    SignInFailed {
+        server: ServerId,
+        error: String,
+    },
     /// The server broke a rule of the tasks protocol (a hint for its authors).
     ServerMisbehaved {
         server: ServerId,

@@ -132,6 +132,8 @@ pub fn spawn_engine(
                 | EngineCommand::Cancel { server, .. }
                 | EngineCommand::Forget { server, .. }
                 | EngineCommand::Refresh { server, .. }
+                | EngineCommand::SignIn { server }
+                | EngineCommand::SignInRedirect { server, .. }
                 | EngineCommand::ListTools { server } => server.clone(),
                 EngineCommand::Shutdown => break,
             };

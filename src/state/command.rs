@@ -21,6 +21,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("export", "[FILE]  write the task's timeline as JSONL"),
     ("theme", "NAME  switch the colour theme"),
     ("inbox", "  every pending input request"),
+    ("signin", "[SERVER]  sign in to a server that asks for it"),
+    (
+        "redirect",
+        "URL  the address the browser ended on, for a running sign-in",
+    ),
     ("hints", "  conformance hints of the servers"),
     ("help", "  the key bindings"),
     ("quit", "  leave taskrail"),
@@ -38,6 +43,8 @@ pub enum Command {
     Hints,
     Help,
     Quit,
+    SignIn(Option<ServerId>),
+    Redirect(String),
 }
 
 /// The open command line.
@@ -123,6 +130,11 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             Command::Theme(arg.to_string())
         }
         "inbox" => Command::Inbox,
+        "signin" => Command::SignIn(server_arg(arg, state)?),
+        "redirect" if arg.is_empty() => {
+            return Err("paste the address the browser ended on: redirect URL".into());
+        }
+        "redirect" => Command::Redirect(arg.to_string()),
         "hints" => Command::Hints,
         "help" => Command::Help,
         _ => Command::Quit,
@@ -149,6 +161,7 @@ pub fn complete(line: &str, state: &State) -> Vec<String> {
         "server" => std::iter::once("all".to_string())
             .chain(state.servers.iter().map(|s| s.id.0.clone()))
             .collect(),
+        "signin" => state.servers.iter().map(|s| s.id.0.clone()).collect(),
         "sort" => match arg.split_once(' ') {
             Some((col, _)) => vec![format!("{col} asc"), format!("{col} desc")],
             None => sort_names(),

@@ -16,6 +16,7 @@ pub mod task;
 pub mod text_area;
 pub mod time;
 mod update;
+mod update_auth;
 mod update_forms;
 mod update_power;
 
@@ -38,6 +39,7 @@ pub use modal::Modal;
 pub use task::TaskRow;
 pub use time::Now;
 pub use update::update;
+pub use update_auth::sign_in_key;
 
 /// A task's identity: ids are only unique per server.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,6 +84,15 @@ pub enum Health {
     Reconnecting { attempt: u32 },
 }
 
+/// Where a server's sign-in stands (none: nothing to do).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SignInState {
+    /// The server wants a signed-in user; why (sanitized).
+    Required(String),
+    /// The browser flow runs.
+    Running,
+}
+
 /// What the header shows about one server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerState {
@@ -95,6 +106,7 @@ pub struct ServerState {
     pub errors_total: u64,
     /// Conformance problems the server showed, one record per kind.
     pub hints: Vec<hints::HintRecord>,
+    pub sign_in: Option<SignInState>,
 }
 
 impl ServerState {
@@ -109,6 +121,7 @@ impl ServerState {
             requests_total: 0,
             errors_total: 0,
             hints: Vec::new(),
+            sign_in: None,
         }
     }
 }

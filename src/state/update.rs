@@ -236,6 +236,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         | Action::CommandRun
         | Action::CommandCancel
         | Action::Complete => {}
+        Action::SignIn => super::update_auth::sign_in(state, None, now, fx),
         Action::Filter => state.board.filter.editing = true,
         Action::FilterApply => state.board.filter.editing = false,
         Action::FilterClear => {
@@ -315,6 +316,9 @@ fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRow {
 }
 
 fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
+    if super::update_auth::on_event(state, &event, now) {
+        return;
+    }
     match event {
         EngineEvent::ServerConnected {
             server,
@@ -508,8 +512,14 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             s.requests_per_sec = requests_per_sec;
             s.errors_total = errors_total;
         }
-        // handled by update_power
-        EngineEvent::ToolsListFailed { .. } | EngineEvent::ServerMisbehaved { .. } => {}
+        // handled by update_power and update_auth
+        EngineEvent::ToolsListFailed { .. }
+        | EngineEvent::ServerMisbehaved { .. }
+        | EngineEvent::SignInRequired { .. }
+        | EngineEvent::SignInStarted { .. }
+        | EngineEvent::SignInIgnored { .. }
+        | EngineEvent::SignedIn { .. }
+        | EngineEvent::SignInFailed { .. } => {}
         EngineEvent::Notice {
             server,
             level,

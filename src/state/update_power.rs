@@ -236,6 +236,8 @@ fn run_command(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
             fx.push(Effect::SetTheme(name));
         }
         Command::Inbox => open_inbox(state),
+        Command::SignIn(server) => super::update_auth::sign_in(state, server, now, fx),
+        Command::Redirect(url) => super::update_auth::pasted(state, url, now, fx),
         Command::Hints => open_hints(state),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => {

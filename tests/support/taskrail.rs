@@ -63,6 +63,11 @@ impl Taskrail {
         self.dir.path().join("taskrail.log")
     }
 
+    /// This user's token store (a file: tests never touch the OS keyring).
+    pub fn tokens(&self) -> PathBuf {
+        self.dir.path().join("tokens.json")
+    }
+
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
@@ -73,6 +78,7 @@ impl Taskrail {
             .env("TASKRAIL_DB", self.db())
             .env("TASKRAIL_LOG", self.log())
             .env("TASKRAIL_LOG_LEVEL", "debug")
+            .env("TASKRAIL_TOKEN_STORE", self.tokens())
             .env_remove("HTTP_PROXY")
             .env_remove("http_proxy")
             .env_remove("ALL_PROXY");

@@ -28,6 +28,7 @@ use crate::mcp::{
 mod commands;
 mod ingest;
 mod polling;
+mod signin;
 
 type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
 
@@ -63,6 +64,7 @@ pub(super) enum Internal {
     },
     Tools(Result<Vec<ToolInfo>, McpError>),
     Listen(ListenMsg),
+    SignedIn(Result<(), String>),
 }
 
 pub(super) struct ServerActor {
@@ -91,6 +93,8 @@ pub(super) struct ServerActor {
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
     conformance: Conformance,
+    connect_task: Option<JoinHandle<()>>,
+    sign_in: signin::SignIn,
 }
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
@@ -136,6 +140,8 @@ impl ServerActor {
             stats: RequestStats::default(),
             queued: Vec::new(),
             conformance: Conformance::default(),
+            connect_task: None,
+            sign_in: signin::SignIn::default(),
         }
     }
 
@@ -277,11 +283,11 @@ impl ServerActor {
         let endpoint = self.spec.endpoint.clone();
         let options = self.spec.options.clone();
         let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
+        self.connect_task = Some(tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             let result = McpClient::connect(endpoint, options).await;
             let _ = tx.send(Internal::Connected(result)).await;
-        });
+        }));
     }
 
     async fn on_connected(&mut self, result: Connected) {
@@ -318,6 +324,7 @@ impl ServerActor {
                     Box::pin(self.on_command(cmd)).await;
                 }
             }
+            Err(McpError::SignInRequired(reason)) => self.sign_in_required(reason).await,
             Err(e) => {
                 self.connect_attempt += 1;
                 let retry_in = backoff(
@@ -462,6 +469,7 @@ impl ServerActor {
                 .await
             }
             Internal::Listen(m) => self.on_listen(m).await,
+            Internal::SignedIn(r) => self.on_signed_in(r).await,
         }
     }
 

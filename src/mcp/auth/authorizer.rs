@@ -48,6 +48,8 @@ struct Inner {
     entry: ServerEntry,
     /// Why the last sign-in stopped working.
     lapsed: Option<String>,
+    /// The server's last challenge (a later `sign_in` starts from its scopes and metadata).
+    challenge: Option<Challenge>,
 }
 
 impl Inner {
@@ -269,6 +271,7 @@ impl Authorizer {
     ) -> Result<(), McpError> {
         {
             let mut inner = self.inner.lock().await;
+            inner.challenge = challenge.clone().or(inner.challenge.take());
             self.ensure_loaded(&mut inner).await?;
             let current = inner.access_token().map(str::to_string);
             if current.is_some() && current.as_deref() != sent {
@@ -302,7 +305,11 @@ impl Authorizer {
 
     /// The server answered 403 with `challenge`. `Ok`: re-authorized with more scopes.
     pub async fn forbidden(&self, challenge: Challenge) -> Result<(), McpError> {
-        let previous = self.inner.lock().await.previous_scopes();
+        let previous = {
+            let mut inner = self.inner.lock().await;
+            inner.challenge = Some(challenge.clone());
+            inner.previous_scopes()
+        };
         let wanted = union(&previous, &challenge.scopes);
         if self.settings.is_client_credentials() {
             return Ok(self.machine_sign_in(Some(&challenge), &wanted).await?);
@@ -505,17 +512,24 @@ impl Authorizer {
         tokens::client_credentials(&self.http, &tc, jwt, resource, scopes).await
     }
 
-    /// Sign in interactively now (`auth login`, the dashboard's sign-in key) without an
-    /// MCP request: discovery starts from the well-known URLs and `challenge`, if given.
+    /// Sign in interactively now (the dashboard's sign-in key) without an MCP request:
+    /// discovery starts from `challenge`, else the server's last one, else the well-known
+    /// URLs; the scopes held before are asked for again.
     pub async fn sign_in(
         &self,
         ui: Arc<dyn Interaction>,
         challenge: Option<Challenge>,
     ) -> Result<(), AuthError> {
+        let (previous, challenge) = {
+            let inner = self.inner.lock().await;
+            (
+                inner.previous_scopes(),
+                challenge.or(inner.challenge.clone()),
+            )
+        };
         if self.settings.is_client_credentials() {
-            return self.machine_sign_in(challenge.as_ref(), &[]).await;
+            return self.machine_sign_in(challenge.as_ref(), &previous).await;
         }
-        let previous = self.inner.lock().await.previous_scopes();
         self.sign_in_with(ui, challenge.as_ref(), &previous).await
     }
 
