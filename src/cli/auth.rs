@@ -85,10 +85,12 @@ fn announce(server: String) -> impl Fn(Prompt) + Send + Sync + 'static {
 }
 
 async fn login(ctx: &Context, server: &str, no_browser: bool) -> u8 {
-    let (spec, auth) = match resolve(ctx, server) {
+    let (mut spec, auth) = match resolve(ctx, server) {
         Ok(x) => x,
         Err(code) => return code,
     };
+    // The first request waits for the person in the browser.
+    spec.options.request_timeout = crate::mcp::auth::SIGN_IN_TIMEOUT + spec.options.request_timeout;
     let started = std::time::Instant::now();
     let had = auth
         .status()
@@ -231,7 +233,12 @@ async fn status(ctx: &Context, json: bool) -> u8 {
         if rows.is_empty() {
             println!("no HTTP servers: configure some, or name them with --server URL");
         }
-        let width = rows.iter().map(|(n, _, _)| n.chars().count()).max().unwrap_or(0).min(60);
+        let width = rows
+            .iter()
+            .map(|(n, _, _)| n.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(60);
         for (name, _, s) in &rows {
             println!("{:<width$}  {}", sanitize_line(name, 60), describe(s, now));
         }

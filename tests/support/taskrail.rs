@@ -37,9 +37,10 @@ impl Run {
     }
 }
 
-/// One isolated taskrail "user": its own ledger file and log.
+/// One isolated taskrail "user": its own ledger file, log and token store.
 pub struct Taskrail {
     dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
 }
 
 impl Default for Taskrail {
@@ -52,7 +53,30 @@ impl Taskrail {
     pub fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("tempdir"),
+            env: Vec::new(),
         }
+    }
+
+    /// Set an environment variable for every run.
+    pub fn with_env(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.env.push((key.to_string(), value.into()));
+        self
+    }
+
+    /// Use `tests/interop/fake_browser.py` as the browser (it follows the authorization
+    /// URL's redirects, approving at once, and counts its visits).
+    pub fn with_fake_browser(self) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/fake_browser.py");
+        let log = self.dir.path().join("browser-visits.log");
+        self.with_env("BROWSER", script.display().to_string())
+            .with_env("FAKE_BROWSER_LOG", log.display().to_string())
+    }
+
+    /// How often the fake browser was opened.
+    pub fn browser_visits(&self) -> usize {
+        std::fs::read_to_string(self.dir.path().join("browser-visits.log"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
     }
 
     pub fn db(&self) -> PathBuf {
@@ -82,6 +106,9 @@ impl Taskrail {
             .env_remove("HTTP_PROXY")
             .env_remove("http_proxy")
             .env_remove("ALL_PROXY");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
         cmd
     }
 

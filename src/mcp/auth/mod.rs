@@ -20,7 +20,7 @@ pub mod settings;
 pub mod store;
 pub mod tokens;
 
-pub use authorizer::{Authorizer, SignInStatus};
+pub use authorizer::{Authorizer, SIGN_IN_TIMEOUT, SignInStatus};
 pub use browser::{Announcement, DirectFetch, Interaction, Prompt, Prompter};
 pub use challenge::Challenge;
 pub use settings::{AuthSettings, ClientAssertion, Grant, Secret};

@@ -70,7 +70,12 @@ impl TokenSet {
                 .map(|d| now + i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)),
             scopes: r
                 .scopes()
-                .map(|s| s.iter().map(|x| x.to_string()).collect())
+                .map(|s| {
+                    s.iter()
+                        .map(|x| x.to_string())
+                        .filter(|x| !x.is_empty())
+                        .collect()
+                })
                 .unwrap_or_else(|| requested.to_vec()),
         }
     }
@@ -132,6 +137,12 @@ pub fn code_client(
 
 type TokenError = RequestTokenError<HttpFailure, BasicErrorResponse>;
 
+/// With HTTP Basic client authentication, the `client_id` is also put in the body: RFC
+/// 6749 allows it, and some servers (the Python MCP SDK's) look for it there only.
+fn basic_client_id(auth: &AuthType, id: &ClientId) -> Option<(&'static str, String)> {
+    matches!(auth, AuthType::BasicAuth).then(|| ("client_id", id.to_string()))
+}
+
 /// A token endpoint failure in words (server text sanitized, never a token).
 fn token_error(what: &str, e: TokenError) -> AuthError {
     let detail = match &e {
@@ -167,10 +178,14 @@ pub async fn exchange_code(
     resource: &str,
     requested: &[String],
 ) -> Result<TokenSet, AuthError> {
-    let r = client
+    let mut req = client
         .exchange_code(AuthorizationCode::new(code))
         .set_pkce_verifier(verifier)
-        .add_extra_param("resource", resource.to_string())
+        .add_extra_param("resource", resource.to_string());
+    if let Some((k, v)) = basic_client_id(client.auth_type(), client.client_id()) {
+        req = req.add_extra_param(k, v);
+    }
+    let r = req
         .request_async(http)
         .await
         .map_err(|e| token_error("the code exchange failed", e))?;
@@ -188,9 +203,14 @@ pub async fn refresh(
         .refresh_token
         .clone()
         .ok_or_else(|| AuthError::SignInRequired("the sign-in has no refresh token".into()))?;
-    let r = client
-        .exchange_refresh_token(&RefreshToken::new(rt.clone()))
-        .add_extra_param("resource", resource.to_string())
+    let refresh = RefreshToken::new(rt.clone());
+    let mut req = client
+        .exchange_refresh_token(&refresh)
+        .add_extra_param("resource", resource.to_string());
+    if let Some((k, v)) = basic_client_id(client.auth_type(), client.client_id()) {
+        req = req.add_extra_param(k, v);
+    }
+    let r = req
         .request_async(http)
         .await
         .map_err(|e| token_error("refreshing the token failed", e))?;
@@ -215,6 +235,9 @@ pub async fn client_credentials(
         .exchange_client_credentials()
         .add_scopes(scopes.iter().map(|s| Scope::new(s.clone())))
         .add_extra_param("resource", resource.to_string());
+    if let Some((k, v)) = basic_client_id(client.auth_type(), client.client_id()) {
+        req = req.add_extra_param(k, v);
+    }
     if let Some(jwt) = assertion {
         req = req
             .add_extra_param(
