@@ -213,8 +213,12 @@ fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::W
         .open(&path)
         .ok()?;
     let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
         .unwrap_or_else(|_| "info".into());
+    // its debug lines carry the authorization URL (with the sign-in's state)
+    if let Ok(d) = "webbrowser=info".parse() {
+        filter = filter.add_directive(d);
+    }
     tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)

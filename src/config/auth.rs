@@ -8,6 +8,7 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::expand_env;
+use crate::mcp::auth::registration::AuthMethod;
 use crate::mcp::auth::{AuthSettings, ClientAssertion, Grant, Secret};
 use crate::ui::theme_file::line_of;
 
@@ -21,6 +22,7 @@ const ALGORITHMS: &[&str] = &[
 pub(super) struct RawAuth {
     client_id: Option<Spanned<String>>,
     client_secret: Option<Spanned<String>>,
+    token_endpoint_auth_method: Option<Spanned<String>>,
     redirect_port: Option<Spanned<i64>>,
     client_metadata_url: Option<Spanned<String>>,
     grant: Option<Spanned<String>>,
@@ -75,6 +77,25 @@ pub(super) fn settings(
         .as_ref()
         .map(|s| secret(text, s, "client_secret", env))
         .transpose()?;
+    if let Some(m) = &a.token_endpoint_auth_method {
+        out.auth_method = Some(match m.get_ref().as_str() {
+            "client_secret_basic" => AuthMethod::ClientSecretBasic,
+            "client_secret_post" => AuthMethod::ClientSecretPost,
+            other => {
+                return Err(format!(
+                    "line {}: token_endpoint_auth_method = {other:?}: use \"client_secret_basic\" \
+                     or \"client_secret_post\"",
+                    at(text, m)
+                ));
+            }
+        });
+        if client_secret.is_none() {
+            return Err(format!(
+                "line {}: token_endpoint_auth_method needs a client_secret",
+                at(text, m)
+            ));
+        }
+    }
     if let Some(p) = &a.redirect_port {
         let port = *p.get_ref();
         if !(1..=65535).contains(&port) {

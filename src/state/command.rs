@@ -21,7 +21,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("export", "[FILE]  write the task's timeline as JSONL"),
     ("theme", "NAME  switch the colour theme"),
     ("inbox", "  every pending input request"),
-    ("signin", "[SERVER]  sign in to a server that asks for it"),
+    ("login", "[SERVER]  sign in to a server that asks for it"),
     (
         "redirect",
         "URL  the address the browser ended on, for a running sign-in",
@@ -130,7 +130,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             Command::Theme(arg.to_string())
         }
         "inbox" => Command::Inbox,
-        "signin" => Command::SignIn(server_arg(arg, state)?),
+        "login" => Command::SignIn(server_arg(arg, state)?),
         "redirect" if arg.is_empty() => {
             return Err("paste the address the browser ended on: redirect URL".into());
         }
@@ -161,7 +161,7 @@ pub fn complete(line: &str, state: &State) -> Vec<String> {
         "server" => std::iter::once("all".to_string())
             .chain(state.servers.iter().map(|s| s.id.0.clone()))
             .collect(),
-        "signin" => state.servers.iter().map(|s| s.id.0.clone()).collect(),
+        "login" => state.servers.iter().map(|s| s.id.0.clone()).collect(),
         "sort" => match arg.split_once(' ') {
             Some((col, _)) => vec![format!("{col} asc"), format!("{col} desc")],
             None => sort_names(),

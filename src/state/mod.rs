@@ -23,6 +23,8 @@ mod update_power;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_auth;
+#[cfg(test)]
 mod tests_forms;
 #[cfg(test)]
 mod tests_power;

@@ -1,6 +1,6 @@
 //! Reducer part for signing in: what the engine reports about sign-ins (required,
 //! started, ignored redirect, done, failed) and the user's intents (the sign-in key,
-//! `:signin [SERVER]`, `:redirect URL`). Pure: the sign-in itself is an engine command.
+//! `:login [SERVER]`, `:redirect URL`). Pure: the sign-in itself is an engine command.
 
 use super::detail::{DocLine, LineKind};
 use super::modal::{DocView, Modal};
@@ -26,7 +26,7 @@ pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) -> bool
             let fresh = !matches!(&s.sign_in, Some(SignInState::Required(r)) if *r == reason);
             s.sign_in = Some(SignInState::Required(reason));
             if fresh {
-                let key = sign_in_key(state).unwrap_or_else(|| ":signin".into());
+                let key = sign_in_key(state).unwrap_or_else(|| ":login".into());
                 let text = format!("{server}: sign in required — press {key}");
                 state.notify(NoticeLevel::Warn, &text, now);
             }
@@ -130,12 +130,12 @@ fn target(state: &State, named: Option<ServerId>) -> Result<ServerId, String> {
     match (waiting.as_slice(), state.servers.as_slice()) {
         ([one], _) => Ok((*one).clone()),
         ([], [only]) => Ok(only.id.clone()),
-        ([], _) => Err("no server asks for a sign-in (:signin SERVER signs in to one)".into()),
-        _ => Err("several servers ask for a sign-in: :signin SERVER picks one".into()),
+        ([], _) => Err("no server asks for a sign-in (:login SERVER signs in to one)".into()),
+        _ => Err("several servers ask for a sign-in: :login SERVER picks one".into()),
     }
 }
 
-/// The sign-in key or `:signin [SERVER]`.
+/// The sign-in key or `:login [SERVER]`.
 pub(super) fn sign_in(state: &mut State, named: Option<ServerId>, now: Now, fx: &mut Vec<Effect>) {
     match target(state, named) {
         Ok(server) => {

@@ -14,7 +14,7 @@ pub fn badge(
 ) -> Option<(&'static str, String, Style)> {
     match s.sign_in.as_ref()? {
         SignInState::Required(_) => {
-            let key = sign_in_key(state).unwrap_or_else(|| ":signin".into());
+            let key = sign_in_key(state).unwrap_or_else(|| ":login".into());
             Some(("●", format!("sign in required — press {key}"), theme.warn))
         }
         SignInState::Running => Some((
@@ -22,5 +22,50 @@ pub fn badge(
             "signing in… (finish in the browser)".to_string(),
             theme.degraded,
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_shows_the_sign_in_prompt_with_the_configured_key() {
+        use crate::engine::{EngineEvent, ServerId};
+        use crate::state::{Action, Context, Key, Keymap, Msg, update};
+        use ratatui::Terminal;
+        use ratatui::backend::TestBackend;
+        let now = chrono::Utc::now();
+        let server = ServerId("alpha".into());
+        let mut s = State::new(vec![server.clone()], false, Keymap::default_keymap());
+        let ev = EngineEvent::SignInRequired {
+            server,
+            reason: "no sign-in".into(),
+        };
+        update(&mut s, Msg::Engine(ev), now);
+        let theme = Theme::default();
+        let mut t = Terminal::new(TestBackend::new(100, 3)).unwrap();
+        t.draw(|f| {
+            f.render_widget(
+                super::super::header::Header {
+                    state: &s,
+                    theme: &theme,
+                    now,
+                },
+                f.area(),
+            )
+        })
+        .unwrap();
+        let text: String = t
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(text.contains("sign in required — press L"), "{text}");
+        s.keymap
+            .rebind(Context::Board, Action::SignIn, vec![Key::char('Z')]);
+        assert_eq!(sign_in_key(&s).as_deref(), Some("Z"));
     }
 }

@@ -72,6 +72,11 @@ impl Taskrail {
             .with_env("FAKE_BROWSER_LOG", log.display().to_string())
     }
 
+    /// The variables set with `with_env`.
+    pub fn extra_env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
     /// How often the fake browser was opened.
     pub fn browser_visits(&self) -> usize {
         std::fs::read_to_string(self.dir.path().join("browser-visits.log"))

@@ -466,10 +466,10 @@ impl Authorizer {
         })?;
         let auth_method = match how {
             ClientAssertion::Jwt { .. } => AuthMethod::None,
-            ClientAssertion::Secret(_) if md.supports_auth_method("client_secret_basic") => {
-                AuthMethod::ClientSecretBasic
-            }
-            ClientAssertion::Secret(_) => AuthMethod::ClientSecretPost,
+            ClientAssertion::Secret(_) => self
+                .settings
+                .auth_method
+                .unwrap_or_else(|| registration::secret_method(md)),
         };
         Ok(Client {
             client_id,

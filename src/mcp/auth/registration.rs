@@ -57,24 +57,27 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// The method for a client holding a secret: Basic unless the server only takes POST.
-fn secret_method(md: &ServerMetadata) -> AuthMethod {
-    if md.supports_auth_method("client_secret_basic") {
-        AuthMethod::ClientSecretBasic
-    } else if md.supports_auth_method("client_secret_post") {
-        AuthMethod::ClientSecretPost
-    } else {
-        AuthMethod::ClientSecretBasic
-    }
+/// The method for a client holding a secret: the first of Basic and POST the server
+/// lists (Basic when it lists neither).
+pub fn secret_method(md: &ServerMetadata) -> AuthMethod {
+    md.token_endpoint_auth_methods_supported
+        .iter()
+        .flatten()
+        .find_map(|m| match m.as_str() {
+            "client_secret_basic" => Some(AuthMethod::ClientSecretBasic),
+            "client_secret_post" => Some(AuthMethod::ClientSecretPost),
+            _ => None,
+        })
+        .unwrap_or(AuthMethod::ClientSecretBasic)
 }
 
 /// The configured client, if any (its secret stays in the settings).
 pub fn configured(settings: &AuthSettings, md: &ServerMetadata) -> Option<Client> {
     let id = settings.client_id.clone()?;
-    let auth_method = if settings.client_secret.is_some() {
-        secret_method(md)
-    } else {
-        AuthMethod::None
+    let auth_method = match (&settings.client_secret, settings.auth_method) {
+        (None, _) => AuthMethod::None,
+        (Some(_), Some(m)) => m,
+        (Some(_), None) => secret_method(md),
     };
     Some(Client {
         client_id: id,
@@ -220,6 +223,20 @@ mod tests {
         s.client_secret = Some(super::super::Secret::new("x"));
         let c = configured(&s, &md(&["client_secret_post"])).unwrap();
         assert_eq!(c.auth_method, AuthMethod::ClientSecretPost);
+        let c = configured(&s, &md(&["client_secret_post", "client_secret_basic"])).unwrap();
+        assert_eq!(
+            c.auth_method,
+            AuthMethod::ClientSecretPost,
+            "the server's first"
+        );
+        s.auth_method = Some(AuthMethod::ClientSecretBasic);
+        let c = configured(&s, &md(&["client_secret_post", "client_secret_basic"])).unwrap();
+        assert_eq!(
+            c.auth_method,
+            AuthMethod::ClientSecretBasic,
+            "as configured"
+        );
+        s.auth_method = None;
         assert_eq!(c.client_secret, None, "configured secrets are not copied");
         let c = configured(&s, &ServerMetadata::default()).unwrap();
         assert_eq!(c.auth_method, AuthMethod::ClientSecretBasic);

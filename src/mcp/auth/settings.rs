@@ -55,6 +55,8 @@ pub struct AuthSettings {
     /// A pre-registered client (used before a metadata document or registration).
     pub client_id: Option<String>,
     pub client_secret: Option<Secret>,
+    /// How the pre-registered client authenticates (default: the server's first choice).
+    pub auth_method: Option<super::registration::AuthMethod>,
     /// A fixed loopback port for servers that need an exact redirect URI.
     pub redirect_port: Option<u16>,
     /// An HTTPS URL of our Client ID Metadata Document (used when the server supports it).
