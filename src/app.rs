@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::{Desktop, NotifyConfig};
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
+use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
 pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
@@ -33,14 +33,14 @@ pub trait TimelineSource: Send + Sync {
     fn timeline(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>>;
 
     /// The task's timeline as JSONL (for `:export`).
     fn export(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<String>>;
 }
 

@@ -8,7 +8,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, Hint, ServerId, UpdateSource};
+use taskrail::engine::{EngineEvent, Hint, KnownTask, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, InputRequest, Task, TaskStatus};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 use taskrail::ui::theme_file::bundled;
@@ -19,12 +19,12 @@ fn now() -> DateTime<Utc> {
 }
 
 fn srv(n: &str) -> ServerId {
-    ServerId(n.to_string())
+    ServerId::named(n)
 }
 
 fn task(id: &str, status: TaskStatus, msg: &str) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: Some(msg.to_string()),
         created_at: Some("2026-07-28T09:50:00Z".to_string()),
@@ -46,6 +46,7 @@ fn ask(message: &str) -> InputRequest {
         method: "elicitation/create".into(),
         params: json!({"mode": "form", "message": message,
             "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}),
+        reply_to: None,
     }
 }
 
@@ -114,20 +115,25 @@ fn board() -> State {
         let msgs = vec![
             Msg::Engine(EngineEvent::TaskKnown {
                 server: srv(server),
-                task_id: id.into(),
-                tool: Some(tool.into()),
-                arguments: Some(json!({"service": "billing"})),
-                recorded_at: at(ago),
-                last: None,
-                expired: false,
-                parent_task: None,
+                task: KnownTask {
+                    task_id: TaskId::new(id),
+                    tool: Some(tool.into()),
+                    arguments: Some(json!({"service": "billing"})),
+                    recorded_at: at(ago),
+                    last: None,
+                    end: None,
+                    parent_task: None,
+                    pending: Vec::new(),
+                    cancel: None,
+                    started_by: None,
+                },
             }),
-            Msg::Engine(EngineEvent::TaskUpdated {
-                server: srv(server),
-                task: t,
-                source: UpdateSource::Poll,
-                latency_ms: Some(9),
-            }),
+            Msg::Engine(EngineEvent::snapshot(
+                srv(server),
+                t,
+                UpdateSource::Poll,
+                Some(9),
+            )),
         ];
         for m in msgs {
             update(&mut s, m, at(ago));
@@ -135,7 +141,7 @@ fn board() -> State {
         for (k, m) in requests {
             let ev = Msg::Engine(EngineEvent::InputRequested {
                 server: srv(server),
-                task_id: id.into(),
+                task_id: TaskId::new(id),
                 key: k.into(),
                 request: ask(m),
             });
@@ -144,12 +150,12 @@ fn board() -> State {
     }
     update(
         &mut s,
-        Msg::Engine(EngineEvent::TaskUpdated {
-            server: srv("fastmcp"),
-            task: task("d0ne0004", TaskStatus::Completed, "done"),
-            source: UpdateSource::Poll,
-            latency_ms: Some(9),
-        }),
+        Msg::Engine(EngineEvent::snapshot(
+            srv("fastmcp"),
+            task("d0ne0004", TaskStatus::Completed, "done"),
+            UpdateSource::Poll,
+            Some(9),
+        )),
         at(30),
     );
     s.ensure_view();

@@ -25,7 +25,7 @@ pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8
     options.headers.extend(s.headers.iter().cloned());
     let options = ctx.with_auth(&endpoint, s.auth.clone(), options)?;
     let mut spec = ServerSpec::new(endpoint, options);
-    spec.id = ServerId(s.name.clone());
+    spec.id = ServerId::named(&s.name);
     spec.read_only = ctx.read_only || s.read_only;
     spec.poll_floor = s.poll_floor;
     Ok(spec)

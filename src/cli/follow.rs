@@ -12,8 +12,7 @@ use tokio::sync::mpsc;
 
 use super::args::exit;
 use super::output::{normalize_response, shell_quote, status_line, task_line};
-use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId};
-use crate::ledger::short_id;
+use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
 use crate::sanitize::sanitize_line;
 
@@ -38,12 +37,14 @@ struct Target {
 pub struct Follower {
     engine: EngineHandle,
     mode: Mode,
-    targets: HashMap<(ServerId, String), Target>,
-    order: Vec<(ServerId, String)>,
+    targets: HashMap<(ServerId, TaskId), Target>,
+    order: Vec<(ServerId, TaskId)>,
     connected: HashSet<ServerId>,
     /// Calls whose outcome we wait for.
     calls: HashSet<(ServerId, u64)>,
     plain_exit: Option<u8>,
+    /// A created task could not be stored in the ledger: the command fails at the end.
+    unrecorded: bool,
 }
 
 fn exit_code(task: &Task) -> u8 {
@@ -73,6 +74,7 @@ impl Follower {
             connected: HashSet::new(),
             calls: HashSet::new(),
             plain_exit: None,
+            unrecorded: false,
         }
     }
 
@@ -80,7 +82,7 @@ impl Follower {
         self.calls.insert((server, call_id));
     }
 
-    pub fn add_target(&mut self, server: ServerId, task_id: String) {
+    pub fn add_target(&mut self, server: ServerId, task_id: TaskId) {
         let key = (server, task_id);
         if !self.targets.contains_key(&key) {
             self.order.push(key.clone());
@@ -105,11 +107,17 @@ impl Follower {
         if self.targets.values().any(|t| t.exit.is_none()) {
             return None;
         }
-        self.order
+        let code = self
+            .order
             .iter()
             .filter_map(|k| self.targets[k].exit)
             .find(|c| *c != 0)
-            .or(Some(0))
+            .unwrap_or(0);
+        Some(if code == 0 && self.unrecorded {
+            exit::CONNECTION
+        } else {
+            code
+        })
     }
 
     /// Run until every target ended (or Ctrl-C). Returns the exit code.
@@ -173,7 +181,7 @@ impl Follower {
             eprintln!(
                 "resume with: taskrail watch --server {} {}",
                 shell_quote(server.as_str()),
-                shell_quote(id)
+                shell_quote(id.as_str())
             );
         }
     }
@@ -231,7 +239,14 @@ impl Follower {
                     return None;
                 }
                 match result {
-                    CallResult::Task { task_id } => {
+                    CallResult::Task { task_id, stored } => {
+                        if !stored {
+                            eprintln!(
+                                "error: task {task_id} was created on {server} but could not be \
+                                 stored in the ledger: it will not survive a restart"
+                            );
+                            self.unrecorded = true;
+                        }
                         if let Mode::Call { detach: true } = self.mode {
                             let key = (server.clone(), task_id.clone());
                             let handle = self
@@ -241,9 +256,13 @@ impl Follower {
                                 .map(|t| task_line(server.as_str(), t, crate::engine::UpdateSource::Create))
                                 .unwrap_or_else(|| serde_json::json!({ "server": server.as_str(), "taskId": task_id }));
                             print_json(&handle);
-                            return Some(exit::COMPLETED);
+                            return Some(if stored {
+                                exit::COMPLETED
+                            } else {
+                                exit::CONNECTION
+                            });
                         }
-                        eprintln!("{tool}: task {} created", short_id(&task_id));
+                        eprintln!("{tool}: task {} created", task_id);
                         self.add_target(server, task_id);
                     }
                     CallResult::Plain { result } => {
@@ -261,6 +280,10 @@ impl Follower {
                     CallResult::Error { message } => {
                         eprintln!("error: {tool}: {}", sanitize_line(&message, 500));
                         return Some(exit::CONNECTION);
+                    }
+                    CallResult::Refused { reason } => {
+                        eprintln!("error: {}", sanitize_line(&reason, 500));
+                        return Some(exit::USAGE);
                     }
                 }
             }
@@ -309,16 +332,26 @@ impl Follower {
                     }
                 }
             }
-            EngineEvent::TaskExpired { server, task_id } => {
+            EngineEvent::TaskExpired {
+                server,
+                task_id,
+                why,
+            } => {
                 let key = (server.clone(), task_id.clone());
                 if let Some(t) = self.targets.get_mut(&key)
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!(
-                        "task {} is unknown to {server} (expired or never existed)",
-                        short_id(&task_id)
-                    );
+                    eprintln!("task {task_id} on {server}: {}", why.describe());
+                }
+            }
+            EngineEvent::TaskNotFound { server, task_id } => {
+                let key = (server.clone(), task_id.clone());
+                if let Some(t) = self.targets.get_mut(&key)
+                    && t.exit.is_none()
+                {
+                    t.exit = Some(exit::UNKNOWN_TASK);
+                    eprintln!("no task {task_id} on {server} (expired or never existed)");
                 }
             }
             EngineEvent::InputRequested {
@@ -336,7 +369,7 @@ impl Follower {
                     .unwrap_or_default();
                 eprintln!(
                     "input requested for task {} ({}): {message}",
-                    short_id(&task_id),
+                    task_id,
                     sanitize_line(&request.method, 60)
                 );
                 eprintln!("  key: {}", sanitize_line(&key, 200));
@@ -344,7 +377,7 @@ impl Follower {
                 eprintln!(
                     "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
                     shell_quote(server.as_str()),
-                    shell_quote(&task_id),
+                    shell_quote(task_id.as_str()),
                     shell_quote(&key)
                 );
                 eprintln!("  or type the response JSON on this program's input");
@@ -352,15 +385,11 @@ impl Follower {
             EngineEvent::InputKeyReused { task_id, key, .. } => {
                 eprintln!(
                     "warning: task {} reused input key {key} for a different request",
-                    short_id(&task_id)
+                    task_id
                 );
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                eprintln!(
-                    "answer sent for task {}: {}",
-                    short_id(&task_id),
-                    keys.join(", ")
-                );
+                eprintln!("answer sent for task {}: {}", task_id, keys.join(", "));
             }
             EngineEvent::AnswerFailed {
                 server,
@@ -378,18 +407,20 @@ impl Follower {
                 }
                 eprintln!(
                     "answer failed for task {}: {}",
-                    short_id(&task_id),
-                    sanitize_line(&error, 300)
+                    task_id,
+                    sanitize_line(error.text(), 300)
                 );
             }
-            EngineEvent::CancelSent { task_id, .. } => {
-                eprintln!("cancel requested for task {}", short_id(&task_id))
+            EngineEvent::CancelSent { task_id, acked, .. } => {
+                if acked {
+                    eprintln!("cancel requested for task {task_id}");
+                }
             }
             EngineEvent::CancelFailed { task_id, error, .. } => {
                 eprintln!(
                     "cancel failed for task {}: {}",
-                    short_id(&task_id),
-                    sanitize_line(&error, 300)
+                    task_id,
+                    sanitize_line(error.text(), 300)
                 )
             }
             EngineEvent::Notice { text, .. } => eprintln!("{}", sanitize_line(&text, 500)),
@@ -400,31 +431,40 @@ impl Follower {
                 ..
             } => {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
-                self.status(&format!(
-                    "{} progress {progress}{total}",
-                    short_id(&task_id)
-                ));
+                self.status(&format!("{} progress {progress}{total}", task_id));
             }
-            EngineEvent::TaskKnown {
-                server,
-                task_id,
-                last,
-                expired,
-                ..
-            } => {
+            EngineEvent::TaskKnown { server, task } => {
                 // What the ledger already knows: a tombstone or a finished task ends here.
-                if expired {
-                    return Box::pin(self.on_event(EngineEvent::TaskExpired { server, task_id }))
-                        .await;
-                }
-                if let Some(task) = last.filter(|t| t.status.is_terminal()) {
-                    let ev = EngineEvent::TaskUpdated {
+                if let Some(why) = task.end {
+                    let ev = EngineEvent::TaskExpired {
                         server,
-                        task,
-                        source: crate::engine::UpdateSource::Poll,
-                        latency_ms: None,
+                        task_id: task.task_id,
+                        why,
                     };
                     return Box::pin(self.on_event(ev)).await;
+                }
+                let last = task.last?;
+                if last.status.is_terminal() {
+                    let ev = EngineEvent::TaskUpdated {
+                        server,
+                        task: last,
+                        source: crate::engine::UpdateSource::Poll,
+                        latency_ms: None,
+                        pending: Vec::new(),
+                    };
+                    return Box::pin(self.on_event(ev)).await;
+                }
+                // Requests still waiting from before a restart are shown again.
+                for key in task.pending {
+                    if let Some(request) = last.input_requests.get(&key).cloned() {
+                        let ev = EngineEvent::InputRequested {
+                            server: server.clone(),
+                            task_id: task.task_id.clone(),
+                            key,
+                            request,
+                        };
+                        Box::pin(self.on_event(ev)).await;
+                    }
                 }
             }
             EngineEvent::ServerMisbehaved { hint, detail, .. } => eprintln!(
@@ -440,7 +480,7 @@ impl Follower {
     }
 
     /// A terminal task (with its payload, or after waiting for it): print and record its code.
-    fn conclude(&mut self, key: &(ServerId, String)) {
+    fn conclude(&mut self, key: &(ServerId, TaskId)) {
         let Some(target) = self.targets.get_mut(key) else {
             return;
         };

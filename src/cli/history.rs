@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::args::exit;
 use super::{Context, fail};
-use crate::ledger::{EventRecord, TaskRecord, parse_duration, short_id};
+use crate::ledger::{EventRecord, TaskRecord, parse_duration};
 use crate::sanitize::sanitize_line;
 
 pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
@@ -43,11 +43,11 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
         };
         println!(
             "{:<10} {:<16} {:<20} {:<24} {}",
-            short_id(&r.task_id),
+            r.task_id,
             sanitize_line(&status, 16),
             sanitize_line(r.tool.as_deref().unwrap_or("-"), 20),
             r.recorded_at.format("%Y-%m-%d %H:%M:%S"),
-            sanitize_line(&r.server, 60)
+            sanitize_line(r.server.as_str(), 60)
         );
     }
     exit::COMPLETED
@@ -98,7 +98,7 @@ pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
     println!(
         "task {} on {}",
         rec.task_id,
-        sanitize_line(&rec.server, 100)
+        sanitize_line(rec.server.as_str(), 100)
     );
     for e in &events {
         let latency = e.latency_ms.map(|l| format!(" {l} ms")).unwrap_or_default();

@@ -6,7 +6,6 @@
 use serde_json::{Value, json};
 
 use crate::engine::UpdateSource;
-use crate::ledger::short_id;
 use crate::mcp::Task;
 use crate::sanitize::sanitize_line;
 
@@ -16,6 +15,7 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
         UpdateSource::Create => "create",
         UpdateSource::Push => "push",
         UpdateSource::Poll | UpdateSource::Resync => "poll",
+        UpdateSource::Ledger => "ledger",
     };
     let mut v = json!({
         "server": server,
@@ -42,7 +42,7 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
 
 /// A one-line human summary of a snapshot.
 pub fn status_line(task: &Task) -> String {
-    let mut s = format!("{} {}", short_id(&task.task_id), task.status.as_str());
+    let mut s = format!("{} {}", task.task_id, task.status.as_str());
     if let Some(m) = &task.status_message {
         s.push_str(": ");
         s.push_str(&sanitize_line(m, 200));

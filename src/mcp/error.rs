@@ -63,6 +63,10 @@ pub enum McpError {
     /// Signing in failed for good (a refused check, a declined authorization, …).
     #[error("sign-in failed: {0}")]
     Auth(String),
+    /// A legacy server no longer knows our session (HTTP 404 with `Mcp-Session-Id`): the
+    /// session's tasks are gone with it.
+    #[error("the server dropped the session")]
+    SessionLost,
 }
 
 impl McpError {

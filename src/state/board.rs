@@ -47,7 +47,7 @@ impl Tab {
     pub fn matches(self, row: &TaskRow) -> bool {
         match self {
             Tab::All => true,
-            Tab::Active => !row.is_terminal(),
+            Tab::Active => !row.is_over(),
             Tab::Input => row.needs_input(),
             Tab::Done => row.status() == Some(&TaskStatus::Completed) && !row.tool_error(),
             Tab::Failed => row.status() == Some(&TaskStatus::Failed) || row.tool_error(),
@@ -191,7 +191,7 @@ impl Filter {
             return true;
         };
         row.tool.as_deref().is_some_and(|t| re.is_match(t))
-            || re.is_match(&row.key.task_id)
+            || re.is_match(row.key.task_id.as_str())
             || row.status().is_some_and(|s| re.is_match(s.as_str()))
             || (row.tool_error() && re.is_match("tool error"))
             || row

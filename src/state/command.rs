@@ -159,9 +159,13 @@ pub fn complete(line: &str, state: &State) -> Vec<String> {
     };
     let options: Vec<String> = match name {
         "server" => std::iter::once("all".to_string())
-            .chain(state.servers.iter().map(|s| s.id.0.clone()))
+            .chain(state.servers.iter().map(|s| s.id.as_str().to_string()))
             .collect(),
-        "login" => state.servers.iter().map(|s| s.id.0.clone()).collect(),
+        "login" => state
+            .servers
+            .iter()
+            .map(|s| s.id.as_str().to_string())
+            .collect(),
         "sort" => match arg.split_once(' ') {
             Some((col, _)) => vec![format!("{col} asc"), format!("{col} desc")],
             None => sort_names(),

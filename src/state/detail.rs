@@ -212,6 +212,7 @@ fn phase_text(row: &TaskRow) -> String {
         Phase::CancelRequested { acked: true } => "cancel requested".to_string(),
         Phase::CancelRequested { acked: false } => "cancel sending".to_string(),
         Phase::EndedAnyway(s) => format!("{} anyway (cancel was requested)", s.as_str()),
+        Phase::Gone(why) => format!("{} (no longer followed)", why.describe()),
     }
 }
 
@@ -219,7 +220,7 @@ fn phase_text(row: &TaskRow) -> String {
 pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLine> {
     let mut out = vec![DocLine::new(LineKind::Heading, "Task")];
     out.push(DocLine::field("server", row.key.server.as_str()));
-    out.push(DocLine::field("task id", &row.key.task_id));
+    out.push(DocLine::field("task id", row.key.task_id.as_str()));
     out.push(DocLine::field(
         "tool",
         row.tool.as_deref().unwrap_or("(unknown)"),
@@ -282,7 +283,7 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         ));
     }
     if let Some(p) = &row.parent_task {
-        out.push(DocLine::field("re-run of", super::task::short_id(p)));
+        out.push(DocLine::field("re-run of", p.prefix()));
     }
     if let Some(args) = &row.arguments {
         out.push(DocLine::new(LineKind::Heading, "Arguments"));

@@ -31,9 +31,10 @@ mod tests_power;
 
 use std::collections::HashMap;
 
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
+use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
 use crate::mcp::Era;
 
+pub use crate::engine::Tombstone;
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};
 pub use keys::{Key, KeyCode};
@@ -47,14 +48,14 @@ pub use update_auth::sign_in_key;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskKey {
     pub server: ServerId,
-    pub task_id: String,
+    pub task_id: TaskId,
 }
 
 impl TaskKey {
-    pub fn new(server: &ServerId, task_id: &str) -> TaskKey {
+    pub fn new(server: &ServerId, task_id: &TaskId) -> TaskKey {
         TaskKey {
             server: server.clone(),
-            task_id: task_id.to_string(),
+            task_id: task_id.clone(),
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::modal::TimelineState;
 use super::task::Phase;
 use super::*;
-use crate::engine::{CallResult, UpdateSource};
+use crate::engine::{CallResult, Failure, KnownTask, TaskId, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task, TaskStatus};
 
 pub(super) fn t0() -> Now {
@@ -15,7 +15,7 @@ pub(super) fn t0() -> Now {
 }
 
 pub(super) fn srv() -> ServerId {
-    ServerId("alpha".to_string())
+    ServerId::named("alpha")
 }
 
 pub(super) fn fresh() -> State {
@@ -24,7 +24,7 @@ pub(super) fn fresh() -> State {
 
 pub(super) fn task(id: &str, status: TaskStatus) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: None,
         created_at: Some("2026-07-28T09:59:00Z".to_string()),
@@ -38,18 +38,19 @@ pub(super) fn task(id: &str, status: TaskStatus) -> Task {
 }
 
 pub(super) fn updated(task: Task) -> Msg {
-    Msg::Engine(EngineEvent::TaskUpdated {
-        server: srv(),
+    Msg::Engine(EngineEvent::snapshot(
+        srv(),
         task,
-        source: UpdateSource::Poll,
-        latency_ms: Some(12),
-    })
+        UpdateSource::Poll,
+        Some(12),
+    ))
 }
 
 pub(super) fn elicit(schema: serde_json::Value) -> InputRequest {
     InputRequest {
         method: "elicitation/create".to_string(),
         params: json!({"mode": "form", "message": "Who are you?", "requestedSchema": schema}),
+        reply_to: None,
     }
 }
 
@@ -71,7 +72,7 @@ pub(super) fn code(c: KeyCode) -> Msg {
 }
 
 fn tk(id: &str) -> TaskKey {
-    TaskKey::new(&srv(), id)
+    TaskKey::new(&srv(), &TaskId::new(id))
 }
 
 #[test]
@@ -96,7 +97,7 @@ fn input_requested_is_deduplicated_by_key() {
     let ev = || {
         Msg::Engine(EngineEvent::InputRequested {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             key: "k1".into(),
             request: req.clone(),
         })
@@ -126,7 +127,7 @@ fn input_key_reused_is_flagged_not_reprompted() {
     let offer = |r: InputRequest| {
         Msg::Engine(EngineEvent::InputRequested {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             key: "k".into(),
             request: r,
         })
@@ -138,7 +139,7 @@ fn input_key_reused_is_flagged_not_reprompted() {
         &mut s,
         vec![Msg::Engine(EngineEvent::InputKeyReused {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             key: "k".into(),
         })],
     );
@@ -156,7 +157,7 @@ fn cancel_asks_then_sends_and_shows_completed_anyway() {
         fx,
         vec![Effect::Engine(EngineCommand::Cancel {
             server: srv(),
-            task_id: "t1".into()
+            task_id: TaskId::new("t1")
         })]
     );
     assert!(s.modals.is_empty());
@@ -166,7 +167,8 @@ fn cancel_asks_then_sends_and_shows_completed_anyway() {
         &mut s,
         vec![Msg::Engine(EngineEvent::CancelSent {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
+            acked: true,
         })],
     );
     assert_eq!(row(&s), Phase::CancelRequested { acked: true });
@@ -205,8 +207,8 @@ fn cancel_failure_clears_the_mark_with_a_notice() {
         &mut s,
         vec![Msg::Engine(EngineEvent::CancelFailed {
             server: srv(),
-            task_id: "t1".into(),
-            error: "boom".into(),
+            task_id: TaskId::new("t1"),
+            error: Failure::Failed("boom".into()),
         })],
     );
     assert!(s.tasks[&tk("t1")].cancel.is_none());
@@ -235,7 +237,7 @@ fn answer_sent_until_the_server_moves_on() {
         &mut s,
         vec![Msg::Engine(EngineEvent::AnswerSent {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             keys: vec!["k1".into()],
         })],
     );
@@ -261,9 +263,9 @@ fn answer_failure_restores_the_request() {
         &mut s,
         vec![Msg::Engine(EngineEvent::AnswerFailed {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             keys: vec!["k1".into()],
-            error: "nope".into(),
+            error: Failure::Failed("nope".into()),
         })],
     );
     let row = &s.tasks[&tk("t1")];
@@ -432,7 +434,7 @@ fn progress_from_events_and_messages() {
         &mut s,
         vec![Msg::Engine(EngineEvent::Progress {
             server: srv(),
-            task_id: "t1".into(),
+            task_id: TaskId::new("t1"),
             progress: 5.0,
             total: Some(10.0),
         })],
@@ -495,13 +497,18 @@ fn task_known_expired_and_notices() {
         &mut s,
         vec![Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
-            task_id: "t1".into(),
-            tool: Some("search".into()),
-            arguments: Some(json!({"q": 1})),
-            recorded_at: t0(),
-            last: Some(task("t1", TaskStatus::Working)),
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                task_id: TaskId::new("t1"),
+                tool: Some("search".into()),
+                arguments: Some(json!({"q": 1})),
+                recorded_at: t0(),
+                last: Some(task("t1", TaskStatus::Working)),
+                end: None,
+                parent_task: None,
+                pending: Vec::new(),
+                cancel: None,
+                started_by: None,
+            },
         })],
     );
     let row = &s.tasks[&tk("t1")];
@@ -512,7 +519,8 @@ fn task_known_expired_and_notices() {
         vec![
             Msg::Engine(EngineEvent::TaskExpired {
                 server: srv(),
-                task_id: "t1".into(),
+                task_id: TaskId::new("t1"),
+                why: Tombstone::Expired,
             }),
             Msg::Engine(EngineEvent::Notice {
                 server: Some(srv()),
@@ -571,14 +579,14 @@ fn quit_and_help() {
 #[test]
 fn new_task_flow_picks_server_and_tool_then_calls() {
     let mut s = State::new(
-        vec![srv(), ServerId("beta".into())],
+        vec![srv(), ServerId::named("beta")],
         false,
         Keymap::default_keymap(),
     );
     run(&mut s, vec![key('n')]);
     assert!(matches!(s.modals.last(), Some(Modal::ServerPicker(_))));
     let fx = run(&mut s, vec![code(KeyCode::Down), code(KeyCode::Enter)]);
-    let beta = ServerId("beta".into());
+    let beta = ServerId::named("beta");
     assert_eq!(
         fx,
         vec![Effect::Engine(EngineCommand::ListTools {
@@ -645,12 +653,15 @@ fn new_task_flow_picks_server_and_tool_then_calls() {
             call_id: 2,
             tool: "search".into(),
             result: CallResult::Task {
-                task_id: "zz".into(),
+                task_id: TaskId::new("zz"),
+                stored: true,
             },
         })],
     );
     assert_eq!(
-        s.tasks[&TaskKey::new(&beta, "zz")].tool.as_deref(),
+        s.tasks[&TaskKey::new(&beta, &TaskId::new("zz"))]
+            .tool
+            .as_deref(),
         Some("search")
     );
 }

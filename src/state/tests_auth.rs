@@ -102,7 +102,7 @@ fn the_flow_shows_its_url_and_closes_when_signed_in() {
 
 #[test]
 fn a_failed_sign_in_asks_again_and_login_names_a_server() {
-    let beta = ServerId("beta".into());
+    let beta = ServerId::named("beta");
     let mut s = State::new(vec![srv(), beta.clone()], false, Keymap::default_keymap());
     // Nobody asks: L says so, :login SERVER still works.
     assert!(run(&mut s, vec![key('L')]).is_empty());

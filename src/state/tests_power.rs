@@ -8,26 +8,31 @@ use super::command::{self, Command};
 use super::inbox;
 use super::tests::{code, elicit, fresh, key, run, srv, t0, task, updated};
 use super::*;
-use crate::engine::{CallResult, Hint, UpdateSource};
+use crate::engine::{CallResult, Hint, KnownTask, TaskId, UpdateSource};
 use crate::mcp::TaskStatus;
 
 fn known(server: &ServerId, id: &str, tool: &str) -> Msg {
     Msg::Engine(EngineEvent::TaskKnown {
         server: server.clone(),
-        task_id: id.to_string(),
-        tool: Some(tool.to_string()),
-        arguments: Some(json!({"pages": 3})),
-        recorded_at: t0(),
-        last: None,
-        expired: false,
-        parent_task: None,
+        task: KnownTask {
+            task_id: TaskId::new(id),
+            tool: Some(tool.to_string()),
+            arguments: Some(json!({"pages": 3})),
+            recorded_at: t0(),
+            last: None,
+            end: None,
+            parent_task: None,
+            pending: Vec::new(),
+            cancel: None,
+            started_by: None,
+        },
     })
 }
 
 fn asks(server: &ServerId, id: &str, input_key: &str) -> Msg {
     Msg::Engine(EngineEvent::InputRequested {
         server: server.clone(),
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         key: input_key.to_string(),
         request: elicit(json!({"type":"object","properties":{"ok":{"type":"boolean"}}})),
     })
@@ -62,7 +67,7 @@ fn rerun_asks_then_calls_the_same_tool_linked_to_the_old_task() {
             call_id: 1,
             tool: "render".into(),
             arguments: json!({"pages": 3}),
-            parent_task: Some("t1".into()),
+            parent_task: Some(TaskId::new("t1")),
         })]
     );
     assert_eq!(s.calls.get(&1), Some(&(srv(), "render".to_string())));
@@ -70,7 +75,7 @@ fn rerun_asks_then_calls_the_same_tool_linked_to_the_old_task() {
     run(&mut s, vec![key('r')]);
     assert!(run(&mut s, vec![key('n')]).is_empty());
     run(&mut s, vec![updated(task("t0", TaskStatus::Working))]);
-    s.board.selected = Some(TaskKey::new(&srv(), "t0"));
+    s.board.selected = Some(TaskKey::new(&srv(), &TaskId::new("t0")));
     assert!(run(&mut s, vec![key('r')]).is_empty());
     assert!(s.modals.is_empty());
     assert!(s.notices.last().unwrap().text.contains("cannot re-run"));
@@ -87,26 +92,26 @@ fn rerun_is_refused_read_only_and_refresh_moved_to_shift_r() {
         fx,
         vec![Effect::Engine(EngineCommand::Refresh {
             server: srv(),
-            task_id: Some("t1".into())
+            task_id: Some(TaskId::new("t1"))
         })]
     );
 }
 
 #[test]
 fn inbox_lists_every_request_oldest_first_and_answers_in_place() {
-    let beta = ServerId("beta".into());
+    let beta = ServerId::named("beta");
     let mut s = State::new(vec![srv(), beta.clone()], false, Keymap::default_keymap());
     let waiting = task("b1", TaskStatus::InputRequired);
     // beta's request is seen first, alpha's later
     update(&mut s, known(&beta, "b1", "deploy"), t0());
     update(
         &mut s,
-        Msg::Engine(EngineEvent::TaskUpdated {
-            server: beta.clone(),
-            task: waiting,
-            source: UpdateSource::Poll,
-            latency_ms: None,
-        }),
+        Msg::Engine(EngineEvent::snapshot(
+            beta.clone(),
+            waiting,
+            UpdateSource::Poll,
+            None,
+        )),
         t0(),
     );
     update(&mut s, asks(&beta, "b1", "k"), t0());
@@ -131,7 +136,7 @@ fn inbox_lists_every_request_oldest_first_and_answers_in_place() {
     assert_eq!(s.context(), Context::Picker);
     run(&mut s, vec![key('j'), code(KeyCode::Enter)]);
     match s.modals.last() {
-        Some(Modal::Input(f)) => assert_eq!(f.key, TaskKey::new(&srv(), "a1")),
+        Some(Modal::Input(f)) => assert_eq!(f.key, TaskKey::new(&srv(), &TaskId::new("a1"))),
         other => panic!("expected the input form of a1, got {other:?}"),
     }
     // the form answers over the inbox; closing it returns to the inbox
@@ -169,13 +174,18 @@ fn alerts_fire_when_a_task_starts_waiting_or_finishes() {
         &mut s,
         vec![Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
-            task_id: "t2".into(),
-            tool: None,
-            arguments: None,
-            recorded_at: t0(),
-            last: Some(last),
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                task_id: TaskId::new("t2"),
+                tool: None,
+                arguments: None,
+                recorded_at: t0(),
+                last: Some(last),
+                end: None,
+                parent_task: None,
+                pending: Vec::new(),
+                cancel: None,
+                started_by: None,
+            },
         })],
     );
     assert!(fx.is_empty());
@@ -183,7 +193,7 @@ fn alerts_fire_when_a_task_starts_waiting_or_finishes() {
 
 #[test]
 fn command_line_narrows_by_server_sorts_filters_and_exports() {
-    let beta = ServerId("beta".into());
+    let beta = ServerId::named("beta");
     let mut s = State::new(vec![srv(), beta.clone()], false, Keymap::default_keymap());
     run(
         &mut s,
@@ -192,7 +202,7 @@ fn command_line_narrows_by_server_sorts_filters_and_exports() {
     assert_eq!(s.board.view.len(), 2);
     typed(&mut s, "server be");
     assert_eq!(s.board.server, Some(beta.clone()));
-    assert_eq!(s.board.view, vec![TaskKey::new(&beta, "b1")]);
+    assert_eq!(s.board.view, vec![TaskKey::new(&beta, &TaskId::new("b1"))]);
     assert!(s.command.is_none());
     typed(&mut s, "server all");
     assert_eq!(s.board.view.len(), 2);
@@ -203,12 +213,12 @@ fn command_line_narrows_by_server_sorts_filters_and_exports() {
     );
     assert_eq!(s.board.view[0].task_id, "b1");
     typed(&mut s, "filter rend");
-    assert_eq!(s.board.view, vec![TaskKey::new(&srv(), "a1")]);
+    assert_eq!(s.board.view, vec![TaskKey::new(&srv(), &TaskId::new("a1"))]);
     let fx = typed(&mut s, "export /tmp/x.jsonl");
     assert_eq!(
         fx,
         vec![Effect::Export {
-            key: TaskKey::new(&srv(), "a1"),
+            key: TaskKey::new(&srv(), &TaskId::new("a1")),
             path: "/tmp/x.jsonl".into()
         }]
     );
@@ -223,7 +233,7 @@ fn command_line_narrows_by_server_sorts_filters_and_exports() {
 #[test]
 fn command_completion_names_then_arguments() {
     let mut s = State::new(
-        vec![srv(), ServerId("beta".into())],
+        vec![srv(), ServerId::named("beta")],
         false,
         Keymap::default_keymap(),
     );
@@ -358,13 +368,16 @@ fn call_finished_for_a_rerun_starts_the_new_row() {
             call_id: 1,
             tool: "render".into(),
             result: CallResult::Task {
-                task_id: "t9".into(),
+                task_id: TaskId::new("t9"),
+                stored: true,
             },
         })],
     );
     assert!(s.calls.is_empty());
     assert_eq!(
-        s.tasks[&TaskKey::new(&srv(), "t9")].tool.as_deref(),
+        s.tasks[&TaskKey::new(&srv(), &TaskId::new("t9"))]
+            .tool
+            .as_deref(),
         Some("render")
     );
 }

@@ -8,7 +8,7 @@ use super::detail::result_lines;
 use super::keymap::{Action, Context};
 use super::keys::{Key, KeyCode};
 use super::modal::{Confirm, ConfirmOp, DetailView, DocView, Modal, TimelineState};
-use super::task::{CancelMark, TaskRow, short_id};
+use super::task::{CancelMark, TaskRow};
 use super::{Effect, Health, Msg, NOTICE_SECS, Now, State, TaskKey};
 use super::{update_forms, update_power};
 use crate::engine::{CallResult, EngineCommand, EngineEvent, NoticeLevel};
@@ -340,48 +340,65 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
         EngineEvent::Reconnecting {
             server, attempt, ..
         } => state.server_mut(&server).health = Health::Reconnecting { attempt },
-        EngineEvent::TaskKnown {
-            server,
-            task_id,
-            tool,
-            arguments,
-            recorded_at,
-            last,
-            expired,
-            parent_task,
-        } => {
-            let key = TaskKey::new(&server, &task_id);
+        EngineEvent::TaskKnown { server, task } => {
+            let key = TaskKey::new(&server, &task.task_id);
             let row = row_mut(state, &key);
-            row.tool = tool.or(row.tool.take());
-            row.arguments = arguments.or(row.arguments.take());
-            row.recorded_at = Some(recorded_at);
-            row.parent_task = parent_task;
-            row.expired |= expired;
-            if let Some(task) = last {
+            row.tool = task.tool.or(row.tool.take());
+            row.arguments = task.arguments.or(row.arguments.take());
+            row.recorded_at = Some(task.recorded_at);
+            row.parent_task = task.parent_task;
+            row.started_by = task
+                .started_by
+                .map(|s| crate::sanitize::sanitize_line(&s, 40))
+                .or(row.started_by.take());
+            if let Some(why) = task.end {
+                row.expired = true;
+                row.end = Some(why);
+            }
+            if let Some(acked) = task.cancel
+                && row.cancel.is_none()
+            {
+                row.cancel = Some(CancelMark { acked });
+            }
+            if let Some(last) = task.last {
                 let seen = row.seen_at;
-                row.apply_snapshot(task, None, None, now);
+                row.apply_snapshot(last, &task.pending, None, None, now);
                 row.seen_at = seen;
             }
-            row.created = row.created.or(Some(recorded_at));
+            row.created = row.created.or(Some(task.recorded_at));
         }
         EngineEvent::TaskUpdated {
             server,
             task,
             source,
             latency_ms,
+            pending,
         } => {
             let key = TaskKey::new(&server, &task.task_id);
             let row = row_mut(state, &key);
-            if row.apply_snapshot(task, Some(source), latency_ms, now) && row.is_terminal() {
-                close_input_form(state, &key, now);
+            if row.apply_snapshot(task, &pending, Some(source), latency_ms, now) {
+                if row.is_terminal() {
+                    close_input_form(state, &key, now);
+                }
+            } else {
+                row.set_pending(&pending);
             }
         }
-        EngineEvent::TaskExpired { server, task_id } => {
+        EngineEvent::TaskExpired {
+            server,
+            task_id,
+            why,
+        } => {
             let key = TaskKey::new(&server, &task_id);
             let row = row_mut(state, &key);
             row.expired = true;
+            row.end = Some(why);
             row.pending.clear();
             close_input_form(state, &key, now);
+        }
+        EngineEvent::TaskNotFound { server, task_id } => {
+            let text = format!("no task {} on {server}", task_id.prefix());
+            state.notify(NoticeLevel::Warn, &text, now);
         }
         EngineEvent::InputRequested {
             server,
@@ -403,7 +420,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             row.reused.insert(key.clone());
             let text = format!(
                 "{} reused input key {key} for a different request (server bug); not re-prompted",
-                short_id(&task_id)
+                task_id.prefix()
             );
             state.notify(NoticeLevel::Warn, &text, now);
         }
@@ -434,13 +451,20 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
                 }
                 state.board.dirty = true;
             }
-            let text = format!("answer to {} failed: {error}", short_id(&task_id));
+            let text = format!("answer to {} failed: {error}", task_id.prefix());
             state.notify(NoticeLevel::Error, &text, now);
         }
-        EngineEvent::CancelSent { server, task_id } => {
+        EngineEvent::CancelSent {
+            server,
+            task_id,
+            acked,
+        } => {
             let tk = TaskKey::new(&server, &task_id);
-            if let Some(c) = state.tasks.get_mut(&tk).and_then(|r| r.cancel.as_mut()) {
-                c.acked = true;
+            if let Some(row) = state.tasks.get_mut(&tk)
+                && !row.is_over()
+            {
+                let c = row.cancel.get_or_insert(CancelMark { acked });
+                c.acked |= acked;
                 state.board.dirty = true;
             }
         }
@@ -454,7 +478,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
                 row.cancel = None;
                 state.board.dirty = true;
             }
-            let text = format!("cancel of {} failed: {error}", short_id(&task_id));
+            let text = format!("cancel of {} failed: {error}", task_id.prefix());
             state.notify(NoticeLevel::Error, &text, now);
         }
         EngineEvent::CallFinished {
@@ -465,11 +489,18 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
         } => {
             state.calls.remove(&call_id);
             match result {
-                CallResult::Task { task_id } => {
+                CallResult::Task { task_id, stored } => {
+                    if !stored {
+                        let text = format!(
+                            "{tool}: task {} runs on {server} but could not be stored in the ledger",
+                            task_id.prefix()
+                        );
+                        state.notify(NoticeLevel::Error, &text, now);
+                    }
                     let tk = TaskKey::new(&server, &task_id);
                     let row = row_mut(state, &tk);
                     row.tool = row.tool.take().or(Some(tool.clone()));
-                    let text = format!("{tool}: task {} started", short_id(&task_id));
+                    let text = format!("{tool}: task {} started", task_id.prefix());
                     state.notify(NoticeLevel::Info, &text, now);
                 }
                 CallResult::Plain { result } => {
@@ -488,6 +519,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
                     let text = format!("{tool} failed: {message}");
                     state.notify(NoticeLevel::Error, &text, now);
                 }
+                CallResult::Refused { reason } => state.notify(NoticeLevel::Warn, &reason, now),
             }
         }
         EngineEvent::ToolsListed { server, tools } => {
@@ -543,7 +575,7 @@ fn close_input_form(state: &mut State, key: &TaskKey, now: Now) {
     if state.modals.len() != before {
         let text = format!(
             "task {} ended while its form was open; nothing was sent",
-            short_id(&key.task_id)
+            key.task_id.prefix()
         );
         state.notify(NoticeLevel::Info, &text, now);
     }

@@ -10,7 +10,6 @@ use super::inbox::{self, InboxView};
 use super::keymap::Action;
 use super::keys::{Key, KeyCode};
 use super::modal::{Confirm, ConfirmOp, DocView, Modal};
-use super::task::short_id;
 use super::update::refuse_read_only;
 use super::{Alert, AlertKind, Effect, Hit, Mouse, Now, State, TaskKey, update_forms};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel};
@@ -149,7 +148,7 @@ pub(super) fn rerun(state: &mut State, key: TaskKey, now: Now, fx: &mut Vec<Effe
     state
         .calls
         .insert(call_id, (key.server.clone(), tool.clone()));
-    let text = format!("re-running {tool} ({})…", short_id(&key.task_id));
+    let text = format!("re-running {tool} ({})…", key.task_id.prefix());
     state.notify(NoticeLevel::Info, &text, now);
     fx.push(Effect::Engine(EngineCommand::CallTool {
         server: key.server,
@@ -226,7 +225,7 @@ fn run_command(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         Command::Export(path) => match focused_key(state) {
             Some(key) => {
                 let path =
-                    path.unwrap_or_else(|| format!("taskrail-{}.jsonl", short_id(&key.task_id)));
+                    path.unwrap_or_else(|| format!("taskrail-{}.jsonl", key.task_id.prefix()));
                 fx.push(Effect::Export { key, path });
             }
             None => state.notify(NoticeLevel::Info, "no task selected to export", now),

@@ -36,7 +36,7 @@ mod tests {
         use ratatui::Terminal;
         use ratatui::backend::TestBackend;
         let now = chrono::Utc::now();
-        let server = ServerId("alpha".into());
+        let server = ServerId::named("alpha");
         let mut s = State::new(vec![server.clone()], false, Keymap::default_keymap());
         let ev = EngineEvent::SignInRequired {
             server,

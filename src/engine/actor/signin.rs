@@ -132,7 +132,7 @@ impl ServerActor {
                         // Polls and the push stream stopped on the lapse: resume them.
                         self.backoff_until = None;
                         let now = Instant::now();
-                        for id in self.followed_ids() {
+                        for id in self.owned_ids() {
                             self.schedule.set(&id, now);
                         }
                         let info = client.info();
