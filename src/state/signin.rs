@@ -1,13 +1,22 @@
-//! Reducer part for signing in: what the engine reports about sign-ins (required,
-//! started, ignored redirect, done, failed) and the user's intents (the sign-in key,
-//! `:login [SERVER]`, `:redirect URL`). Pure: the sign-in itself is an engine command.
+//! Signing in, as the dashboard sees it: where each server's sign-in stands (`SignInState`,
+//! folded from the engine's sign-in events: required, started, ignored redirect, done,
+//! failed) and the user's intents (the sign-in key, `:login [SERVER]`, `:redirect URL`).
+//! Pure: the sign-in itself is an engine command.
 
 use super::detail::{DocLine, LineKind};
 use super::modal::{DocView, Modal};
-use super::update_power::focused_key;
-use super::{Context, Effect, Now, SignInState, State};
+use super::{Context, Effect, Now, State};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
+
+/// Where a server's sign-in stands (none: nothing to do).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SignInState {
+    /// The server wants a signed-in user; why (sanitized).
+    Required(String),
+    /// The browser flow runs.
+    Running,
+}
 
 /// The key that starts a sign-in, as the keymap has it (for "press L").
 pub fn sign_in_key(state: &State) -> Option<String> {
@@ -17,8 +26,8 @@ pub fn sign_in_key(state: &State) -> Option<String> {
         .map(|k| k.to_string())
 }
 
-/// Fold a sign-in event; false when `event` is not one.
-pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) -> bool {
+/// Fold a sign-in event (others are ignored).
+pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) {
     match event {
         EngineEvent::SignInRequired { server, reason } => {
             let reason = sanitize_line(reason, 200);
@@ -65,9 +74,8 @@ pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) -> bool
                 now,
             );
         }
-        _ => return false,
+        _ => {}
     }
-    true
 }
 
 const DOC_TITLE: &str = "Sign in to ";
@@ -118,7 +126,7 @@ fn target(state: &State, named: Option<ServerId>) -> Result<ServerId, String> {
             .iter()
             .any(|s| &s.id == id && matches!(s.sign_in, Some(SignInState::Required(_))))
     };
-    if let Some(k) = focused_key(state).filter(|k| needs(&k.server)) {
+    if let Some(k) = state.focused_task().filter(|k| needs(&k.server)) {
         return Ok(k.server);
     }
     let waiting: Vec<&ServerId> = state

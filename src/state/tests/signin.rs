@@ -1,8 +1,9 @@
 //! Reducer tests for signing in: the engine's sign-in events, the sign-in key, `:login`
 //! and `:redirect`.
 
-use super::tests::{code, fresh, key, run, srv};
-use super::*;
+use super::{code, fresh, key, run, srv};
+use crate::engine::{EngineCommand, EngineEvent, ServerId};
+use crate::state::*;
 
 fn required(server: &ServerId, why: &str) -> Msg {
     Msg::Engine(EngineEvent::SignInRequired {

@@ -4,11 +4,11 @@
 
 use serde_json::json;
 
-use super::form::{FieldKind, Form};
-use super::modal::{InputForm, SectionKind, ToolForm};
-use super::tests::{code, elicit, fresh, key, run, srv, task, updated};
-use super::*;
+use super::{code, elicit, fresh, key, run, srv, task, updated};
 use crate::mcp::{InputRequest, TaskStatus, ToolInfo};
+use crate::state::form::{FieldKind, Form};
+use crate::state::modal::{InputForm, SectionKind, ToolForm};
+use crate::state::*;
 
 fn every_kind() -> serde_json::Value {
     json!({
