@@ -2,6 +2,7 @@
 //! required — press L", `L` runs the browser flow while the board keeps updating the other
 //! server's tasks, and the server connects once signed in. The protected server is
 //! FastMCP's OAuth provider; the browser is `tests/interop/fake_browser.py` taking its time.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

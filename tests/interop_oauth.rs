@@ -7,6 +7,7 @@
 //! First run signs in through the browser, the second uses the stored token without one,
 //! an expiring token is refreshed (before expiry and on a 401), a refresh that fails
 //! asks to sign in again, and `auth logout` forgets the sign-in.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! there (`--token-store keyring`, and `auto` picking it), no token file written, and
 //! `auth logout` removing it. `dbus-daemon` and `gnome-keyring-daemon` are required
 //! (`.ci/run` installs them): a missing one fails the test, never skips it.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! access token, the refresh token and the client secret appear in no file taskrail
 //! writes except the token store (ledger, log, export, config), nor in `ps` output while
 //! a task runs.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -8,9 +8,9 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::expand_env;
+use super::theme::line_of;
 use crate::mcp::auth::registration::AuthMethod;
 use crate::mcp::auth::{AuthSettings, ClientAssertion, Grant, Secret};
-use crate::ui::theme_file::line_of;
 
 /// Signing algorithms `private_key_jwt` accepts.
 const ALGORITHMS: &[&str] = &[

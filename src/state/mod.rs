@@ -34,9 +34,10 @@ mod tests;
 
 use std::collections::HashMap;
 
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
+use crate::engine::{EngineCommand, EngineEvent, TaskId};
 
-pub use crate::engine::Tombstone;
+pub use crate::engine::{NoticeLevel, ServerId, Tombstone};
+pub use crate::mcp::TaskStatus;
 pub use alerts::{Alert, AlertKind};
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};

@@ -13,7 +13,6 @@ pub mod signin;
 pub mod table;
 pub mod text;
 pub mod theme;
-pub mod theme_file;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};

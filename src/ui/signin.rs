@@ -31,18 +31,17 @@ mod tests {
 
     #[test]
     fn the_header_shows_the_sign_in_prompt_with_the_configured_key() {
-        use crate::engine::{EngineEvent, ServerId};
-        use crate::state::{Action, Context, Key, Keymap, Msg, update};
+        use crate::ids::ServerId;
+        use crate::state::{Action, Context, Key, Keymap};
         use ratatui::Terminal;
         use ratatui::backend::TestBackend;
         let now = chrono::Utc::now();
-        let server = ServerId::named("alpha");
-        let mut s = State::new(vec![server.clone()], false, Keymap::default_keymap());
-        let ev = EngineEvent::SignInRequired {
-            server,
-            reason: "no sign-in".into(),
-        };
-        update(&mut s, Msg::Engine(ev), now);
+        let mut s = State::new(
+            vec![ServerId::named("alpha")],
+            false,
+            Keymap::default_keymap(),
+        );
+        s.servers[0].sign_in = Some(SignInState::Required("no sign-in".into()));
         let theme = Theme::default();
         let mut t = Terminal::new(TestBackend::new(100, 3)).unwrap();
         t.draw(|f| {

@@ -40,6 +40,7 @@ impl Run {
 /// One isolated taskrail "user": its own ledger file, log and token store.
 pub struct Taskrail {
     dir: tempfile::TempDir,
+    /// Extra environment for every command (e.g. a token a header refers to).
     env: Vec<(String, String)>,
 }
 
@@ -57,7 +58,7 @@ impl Taskrail {
         }
     }
 
-    /// Set an environment variable for every run.
+    /// Set `key=value` in the environment of every command this user runs.
     pub fn with_env(mut self, key: &str, value: impl Into<String>) -> Self {
         self.env.push((key.to_string(), value.into()));
         self

@@ -337,6 +337,8 @@ impl ServerActor {
                 let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
                 let finding = self.conformance.created(&task_id, era, declared);
                 self.hints(finding).await;
+                // A lost session may have been replaced while the call was sent.
+                self.refresh_home_session().await;
                 let session = self.home_session;
                 if session.is_some() {
                     self.created_in_session = true;

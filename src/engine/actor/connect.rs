@@ -90,6 +90,35 @@ impl ServerActor {
         }
     }
 
+    /// The home connection started a new legacy session (the old one was lost): record
+    /// it, and end the old one's tasks.
+    pub(super) async fn refresh_home_session(&mut self) {
+        let Some(session) = self.client.as_ref().and_then(|c| c.legacy_session()) else {
+            return;
+        };
+        let row = self.record_session(&session).await;
+        if row == self.home_session {
+            return;
+        }
+        if let Some(old) = self.home_session {
+            let lost: Vec<TaskId> = self
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.live() && t.session == Some(old))
+                .map(|(id, _)| id.clone())
+                .collect();
+            self.home_session = row;
+            self.lost_sessions.insert(old);
+            self.ledger(move |l| l.session_lost(old)).await;
+            for id in lost {
+                self.end_task(&id, crate::ledger::Tombstone::SessionLost, false)
+                    .await;
+            }
+        }
+        self.home_session = row;
+        self.created_in_session = false;
+    }
+
     async fn record_session(&self, session: &LegacySession) -> Option<i64> {
         let (server, s) = (self.id(), session.clone());
         self.ledger(move |l| {
