@@ -1,7 +1,8 @@
 //! The dashboard and a server that wants a sign-in, in tmux: the header says "sign in
 //! required — press L", `L` runs the browser flow while the board keeps updating the other
 //! server's tasks, and the server connects once signed in. The protected server is
-//! FastMCP's OAuth provider; the browser is `tests/interop/fake_browser.py` taking its time.
+//! FastMCP's OAuth provider; the browser is `tests/interop/fake_browser.py`, approving when
+//! the test says so.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
@@ -20,9 +21,12 @@ fn percent(line: &str) -> Option<u32> {
 fn pressing_l_signs_in_without_stopping_the_board() {
     let demo = DemoProcess::start(&["--time-scale", "1.0"]);
     let protected = support::fastmcp_oauth_http();
+    // The browser waits for this file: the test decides when the person approves.
+    let gate = tempfile::tempdir().unwrap();
+    let approve = gate.path().join("approve");
     let tr = Taskrail::new()
         .with_fake_browser()
-        .with_env("FAKE_BROWSER_DELAY", "4");
+        .with_env("FAKE_BROWSER_WAIT_FOR", approve.display().to_string());
     let report = task_id(&tr.run(
         &[
             "call",
@@ -73,6 +77,7 @@ fn pressing_l_signs_in_without_stopping_the_board() {
                 .is_some_and(|p| Some(p) > before)
     });
     println!("---- during the sign-in ----\n{during}");
+    std::fs::write(&approve, "yes").unwrap();
 
     let screen = tmux.wait("the protected server to connect", |s| {
         !s.contains("sign in required")

@@ -41,7 +41,10 @@ pub async fn run(ctx: &Context, url: &str, client_metadata_url: Option<String>) 
         Ok(a) => Arc::new(a),
         Err(e) => return fail(&e.to_string(), exit::USAGE),
     };
-    auth.set_interaction(Some(DirectFetch::new(auth.http().clone())));
+    match auth.http() {
+        Ok(http) => auth.set_interaction(Some(DirectFetch::new(http.clone()))),
+        Err(e) => return fail(&e.to_string(), exit::CONNECTION),
+    }
     let opts = ConnectOptions {
         call_timeout: opts.request_timeout,
         auth: Some(auth),

@@ -578,11 +578,16 @@ fn is_tls_failure(e: &reqwest::Error) -> bool {
 
 /// Turn reqwest's error into a message a user can act on.
 fn describe_reqwest_error(e: reqwest::Error) -> McpError {
+    McpError::Transport(describe_error(&e))
+}
+
+/// reqwest's error in words: what failed, its innermost cause, and the redacted URL.
+pub(crate) fn describe_error(e: &reqwest::Error) -> String {
     use std::error::Error as _;
-    let chain = error_chain(&e);
+    let chain = error_chain(e);
     let mut msg = if chain.iter().any(|s| s.starts_with("dns error")) {
         "cannot resolve the host name".to_string()
-    } else if is_tls_failure(&e)
+    } else if is_tls_failure(e)
         || chain.iter().any(|s| {
             let s = s.to_ascii_lowercase();
             s.contains("tls") || s.contains("certificate")
@@ -609,7 +614,7 @@ fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     if let Some(url) = e.url() {
         msg.push_str(&format!(" ({})", super::endpoint::redact_url(url.as_str())));
     }
-    McpError::Transport(msg)
+    msg
 }
 
 /// eventsource-client's transport trait over reqwest: one pool, one TLS stack.

@@ -4,8 +4,9 @@
 It GETs the authorization URL and follows the redirects, as a browser whose user
 approved at once would: the authorization servers under test redirect straight to
 taskrail's loopback listener. Every visit appends one line to $FAKE_BROWSER_LOG, so a
-test can tell whether a browser was needed. $FAKE_BROWSER_DELAY (seconds) makes it
-take its time, like a person reading the consent page. No proxies; bounded by a timeout.
+test can tell whether a browser was needed. With $FAKE_BROWSER_WAIT_FOR set it first
+waits (at most 60 s) until that file exists, like a person taking their time on the
+consent page, so a test decides when the sign-in completes. No proxies; bounded.
 """
 
 import os
@@ -13,7 +14,10 @@ import sys
 import time
 import urllib.request
 
-time.sleep(min(float(os.environ.get("FAKE_BROWSER_DELAY") or 0), 30))
+gate = os.environ.get("FAKE_BROWSER_WAIT_FOR")
+deadline = time.monotonic() + 60
+while gate and not os.path.exists(gate) and time.monotonic() < deadline:
+    time.sleep(0.05)
 
 log = os.environ.get("FAKE_BROWSER_LOG")
 if log:

@@ -77,7 +77,9 @@ pub struct Authorizer {
     server: Url,
     key: String,
     settings: AuthSettings,
-    http: AuthHttp,
+    /// Built on first use: most servers never ask for a sign-in.
+    http: std::sync::OnceLock<AuthHttp>,
+    loopback: bool,
     store: TokenStore,
     client_name: String,
     inner: Mutex<Inner>,
@@ -107,15 +109,12 @@ impl Authorizer {
         let loopback = server
             .host_str()
             .is_some_and(|h| h == "localhost" || h.starts_with("127.") || h == "[::1]");
-        let http = AuthHttp::new(
-            &format!("{client_name}/{}", env!("CARGO_PKG_VERSION")),
-            loopback,
-        )?;
         Ok(Authorizer {
             key: canonical_resource(&server),
             server,
             settings,
-            http,
+            http: std::sync::OnceLock::new(),
+            loopback,
             store,
             client_name: client_name.to_string(),
             inner: Mutex::new(Inner::default()),
@@ -133,8 +132,14 @@ impl Authorizer {
         &self.store
     }
 
-    pub fn http(&self) -> &AuthHttp {
-        &self.http
+    /// The HTTP client for metadata and token requests.
+    pub fn http(&self) -> Result<&AuthHttp, AuthError> {
+        if let Some(h) = self.http.get() {
+            return Ok(h);
+        }
+        let agent = format!("{}/{}", self.client_name, env!("CARGO_PKG_VERSION"));
+        let h = AuthHttp::new(&agent, self.loopback)?;
+        Ok(self.http.get_or_init(|| h))
     }
 
     /// Allow (or stop allowing) an interactive sign-in when a request meets a 401.
@@ -149,9 +154,10 @@ impl Authorizer {
             .clone()
     }
 
-    /// Read the store when nothing usable is held (another process may have signed in).
-    async fn ensure_loaded(&self, inner: &mut Inner) -> Result<(), AuthError> {
-        if inner.loaded && inner.access_token().is_some() {
+    /// Read the store once; `again`: read it anew (after a 401: another process may have
+    /// signed in or renewed meanwhile).
+    async fn ensure_loaded(&self, inner: &mut Inner, again: bool) -> Result<(), AuthError> {
+        if inner.loaded && !again {
             return Ok(());
         }
         inner.entry = self.store.load(&self.key).await?.unwrap_or_default();
@@ -211,7 +217,7 @@ impl Authorizer {
     /// send the request without one.
     pub async fn bearer(&self) -> Result<Option<String>, McpError> {
         let mut inner = self.inner.lock().await;
-        self.ensure_loaded(&mut inner).await?;
+        self.ensure_loaded(&mut inner, false).await?;
         let Some(tokens) = inner.current().and_then(|(_, e)| e.tokens.clone()) else {
             return Ok(None);
         };
@@ -248,7 +254,7 @@ impl Authorizer {
         } else {
             let secret = self.configured_secret(&entry.client);
             let client = tokens::token_client(&entry.metadata, &entry.client, secret)?;
-            tokens::refresh(&self.http, &client, &old, &entry.resource).await?
+            tokens::refresh(self.http()?, &client, &old, &entry.resource).await?
         };
         tracing::info!(server = %self.key, "access token renewed");
         let mut entry = entry;
@@ -272,7 +278,7 @@ impl Authorizer {
         {
             let mut inner = self.inner.lock().await;
             inner.challenge = challenge.clone().or(inner.challenge.take());
-            self.ensure_loaded(&mut inner).await?;
+            self.ensure_loaded(&mut inner, true).await?;
             let current = inner.access_token().map(str::to_string);
             if current.is_some() && current.as_deref() != sent {
                 return Ok(()); // renewed meanwhile
@@ -373,7 +379,8 @@ impl Authorizer {
             let inner = self.inner.lock().await;
             (inner.entry.current.clone(), inner.entry.clone())
         };
-        let d = discovery::discover(&self.http, &self.server, challenge, known.as_deref()).await?;
+        let d =
+            discovery::discover(self.http()?, &self.server, challenge, known.as_deref()).await?;
         discovery::require_pkce(&self.server, &d.metadata)?;
         let issuer = d.metadata.issuer.clone();
         self.check_binding(&*self.inner.lock().await, &issuer)?;
@@ -381,7 +388,7 @@ impl Authorizer {
         let mut listener = Listener::bind(self.settings.redirect_port).await?;
         let previous_client = stored.issuers.get(&issuer).map(|e| e.client.clone());
         let client = registration::choose(
-            &self.http,
+            self.http()?,
             &self.server,
             &self.settings,
             &d.metadata,
@@ -412,7 +419,7 @@ impl Authorizer {
             .take_verifier()
             .ok_or_else(|| AuthError::Authorization("the PKCE verifier was used".into()))?;
         let tokens = tokens::exchange_code(
-            &self.http,
+            self.http()?,
             &code_client,
             code,
             verifier,
@@ -439,7 +446,8 @@ impl Authorizer {
     ) -> Result<(), AuthError> {
         let _one_at_a_time = self.flow.lock().await;
         let known = self.inner.lock().await.entry.current.clone();
-        let d = discovery::discover(&self.http, &self.server, challenge, known.as_deref()).await?;
+        let d =
+            discovery::discover(self.http()?, &self.server, challenge, known.as_deref()).await?;
         let scopes = Self::select_scopes(challenge, &d, extra, false);
         let tokens = self
             .machine_token(&d.metadata, &d.resource, &scopes)
@@ -509,7 +517,7 @@ impl Authorizer {
             ),
         };
         let tc = tokens::token_client(md, &client, secret)?;
-        tokens::client_credentials(&self.http, &tc, jwt, resource, scopes).await
+        tokens::client_credentials(self.http()?, &tc, jwt, resource, scopes).await
     }
 
     /// Sign in interactively now (the dashboard's sign-in key) without an MCP request:

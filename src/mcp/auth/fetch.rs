@@ -158,33 +158,7 @@ async fn read_bounded(resp: reqwest::Response) -> Result<Vec<u8>, reqwest::Error
     Ok(out)
 }
 
-/// A reqwest error in words, with its innermost cause (no URL query: it may hold a code).
+/// A reqwest error in words (the transport's wording: one owner).
 fn describe(e: &reqwest::Error) -> String {
-    use std::error::Error as _;
-    let mut msg = if e.is_connect() {
-        "cannot connect".to_string()
-    } else if e.is_timeout() {
-        "timed out".to_string()
-    } else {
-        "request failed".to_string()
-    };
-    let mut src = e.source();
-    let mut last = None;
-    while let Some(s) = src {
-        last = Some(s.to_string());
-        src = s.source();
-    }
-    if let Some(l) = last {
-        msg.push_str(": ");
-        msg.push_str(&l);
-    }
-    if let Some(u) = e.url() {
-        msg.push_str(&format!(
-            " ({}://{}{})",
-            u.scheme(),
-            u.authority(),
-            u.path()
-        ));
-    }
-    msg
+    super::super::http::describe_error(e)
 }
