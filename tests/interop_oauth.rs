@@ -185,49 +185,50 @@ fn fastmcp_tokens_are_refreshed_before_expiry_and_on_a_401() {
     assert_eq!(tr.browser_visits(), 2);
 }
 
-#[test]
-fn a_pasted_redirect_url_completes_a_sign_in_without_the_listener() {
-    // Over SSH the browser cannot reach the loopback listener: the user pastes the URL.
-    let peer = support::fastmcp_oauth_http();
-    let script =
-        std::env::temp_dir().join(format!("taskrail-print-browser-{}.py", std::process::id()));
-    // A "browser" that only reports where the authorization server sends it.
-    std::fs::write(
-        &script,
-        "#!/usr/bin/env python3\nimport sys, urllib.request, os\n\
-         class H(urllib.request.HTTPRedirectHandler):\n    def redirect_request(self, *a):\n        return None\n\
-         o = urllib.request.build_opener(urllib.request.ProxyHandler({}), H)\n\
-         try:\n    o.open(sys.argv[1], timeout=30)\nexcept urllib.error.HTTPError as e:\n\
-         \x20   open(os.environ['REDIRECT_OUT'], 'w').write(e.headers['Location'])\n",
+/// GET `url` without following redirects; the `Location` it redirects to.
+fn redirect_of(url: &str) -> String {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(authority).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let tr = Taskrail::new()
-        .with_env("BROWSER", script.display().to_string())
-        .with_env("REDIRECT_OUT", out.path().display().to_string());
-    let mut login = tr.spawn(&["auth", "login", &peer.url]);
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("location")
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no redirect: {answer}"))
+}
+
+#[test]
+fn no_browser_prints_the_url_and_a_pasted_redirect_completes_the_sign_in() {
+    // Over SSH the browser runs elsewhere and cannot reach the loopback listener: the user
+    // opens the printed URL there and pastes the address it ends on.
+    let peer = support::fastmcp_oauth_http();
+    let tr = Taskrail::new().with_fake_browser();
+    let mut login = tr.spawn(&["auth", "login", &peer.url, "--no-browser"]);
+    login.wait_stderr("Open this URL in a browser", LIMIT);
+    let url = login.wait_stderr("/authorize?", LIMIT).trim().to_string();
     login.wait_stderr("paste that page's address", LIMIT);
-    let deadline = std::time::Instant::now() + LIMIT;
-    let location = loop {
-        let text = std::fs::read_to_string(out.path()).unwrap_or_default();
-        if text.contains("code=") {
-            break text;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the browser never reported a redirect"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let location = redirect_of(&url);
+    assert!(location.contains("code="), "{location}");
+    // Another response (a stale tab, a forgery) is ignored, and said so.
     login.write_line("http://127.0.0.1:1/callback?code=forged&state=not-ours");
     login.wait_stderr("not the response to this sign-in", LIMIT);
     login.write_line(&location);
     let run = login.finish(LIMIT);
-    let _ = std::fs::remove_file(&script);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(run.stderr.contains("signed in to"), "{run:?}");
+    assert_eq!(tr.browser_visits(), 0, "no browser was started");
     let tools = tr.run(&["tools", "-s", &peer.url], LIMIT);
     assert_eq!(tools.code, Some(0), "{tools:?}");
 }
