@@ -187,14 +187,20 @@ impl Authorizer {
     /// Forget the current tokens (kept registrations stay: they belong to the issuer).
     async fn drop_tokens(&self, inner: &mut Inner, why: String) {
         if let Some(issuer) = inner.entry.current.clone() {
-            if let Some(e) = inner.entry.issuers.get_mut(&issuer) {
-                e.tokens = None;
-            }
+            let dropped = inner
+                .entry
+                .issuers
+                .get_mut(&issuer)
+                .and_then(|e| e.tokens.take())
+                .map(|t| t.access_token);
             let i = issuer.clone();
+            // Only these tokens: another process may have stored newer ones meanwhile.
             if let Err(e) = self
                 .store
                 .update(&self.key, move |s| {
-                    if let Some(x) = s.issuers.get_mut(&i) {
+                    if let Some(x) = s.issuers.get_mut(&i)
+                        && x.tokens.as_ref().map(|t| &t.access_token) == dropped.as_ref()
+                    {
                         x.tokens = None;
                     }
                 })
@@ -240,6 +246,34 @@ impl Authorizer {
 
     /// New tokens without a person: the refresh token, or the client-credentials grant.
     async fn renew(&self, inner: &mut Inner) -> Result<TokenSet, AuthError> {
+        if let Some(t) = self.adopt_stored(inner).await? {
+            return Ok(t);
+        }
+        match self.renew_held(inner).await {
+            Err(e @ AuthError::Network(_)) => Err(e),
+            // A concurrent renewal (another process, or another connection to the same
+            // server) may have used the refresh token first: its tokens are in the store.
+            Err(e) => self.adopt_stored(inner).await?.ok_or(e),
+            ok => ok,
+        }
+    }
+
+    /// Take the store's tokens when another process renewed them (still valid: returned;
+    /// expired but newer: held, so the refresh uses the newest refresh token).
+    async fn adopt_stored(&self, inner: &mut Inner) -> Result<Option<TokenSet>, AuthError> {
+        let held = inner.access_token().map(str::to_string);
+        let stored = self.store.load(&self.key).await?.unwrap_or_default();
+        let Some(t) = stored.current_entry().and_then(|(_, e)| e.tokens.clone()) else {
+            return Ok(None);
+        };
+        if Some(&t.access_token) == held.as_ref() {
+            return Ok(None);
+        }
+        inner.entry = stored;
+        Ok((!t.needs_refresh(now_secs())).then_some(t))
+    }
+
+    async fn renew_held(&self, inner: &mut Inner) -> Result<TokenSet, AuthError> {
         let (issuer, entry) = inner
             .current()
             .map(|(i, e)| (i.to_string(), e.clone()))
