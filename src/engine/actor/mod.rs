@@ -359,6 +359,14 @@ impl ServerActor {
         });
     }
 
+    /// `text` with every followed task's full id replaced by its short form (server error
+    /// texts echo ids; logs and notices must not carry them).
+    fn mask_ids(&self, text: &str) -> String {
+        self.tasks
+            .keys()
+            .fold(text.to_string(), |t, id| id.mask(&t))
+    }
+
     /// The one read-only check every mutating path goes through.
     async fn refuse_read_only(&self, what: &str) -> Option<Failure> {
         if !self.spec.read_only {
