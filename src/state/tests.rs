@@ -8,6 +8,7 @@ mod board;
 mod cancel;
 mod command_line;
 mod detail;
+mod engine_facts;
 mod forms;
 mod hints;
 mod inbox;

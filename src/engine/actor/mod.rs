@@ -139,7 +139,12 @@ pub(super) struct ServerActor {
     awaited: HashMap<i64, Awaited>,
     /// Outbox requests we are carrying out (each once).
     serving: HashSet<i64>,
+    /// Seconds of the 1 Hz tick so far.
+    ticks: u64,
 }
+
+/// Unchanged polls are written as a count at least this often (seconds).
+const QUIET_FLUSH_TICKS: u64 = 60;
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
     match source {
@@ -194,6 +199,7 @@ impl ServerActor {
             sign_in: signin::SignIn::default(),
             awaited: HashMap::new(),
             serving: HashSet::new(),
+            ticks: 0,
         }
     }
 
@@ -302,6 +308,10 @@ impl ServerActor {
     }
 
     async fn shutdown(&mut self) {
+        let ids: Vec<TaskId> = self.tasks.keys().cloned().collect();
+        for id in ids {
+            self.flush_quiet_polls(&id);
+        }
         // Queued snapshots are on disk before the engine stops.
         self.ledger(|_| Ok(())).await;
         if let Some(t) = self.push_task.take() {
@@ -353,6 +363,14 @@ impl ServerActor {
                 false
             }
         });
+    }
+
+    /// `text` with every followed task's full id replaced by its short form (server error
+    /// texts echo ids; logs and notices must not carry them).
+    fn mask_ids(&self, text: &str) -> String {
+        self.tasks
+            .keys()
+            .fold(text.to_string(), |t, id| id.mask(&t))
     }
 
     /// The one read-only check every mutating path goes through.
@@ -438,6 +456,18 @@ impl ServerActor {
         }
         self.expire_awaited().await;
         self.take_over_lapsed().await;
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.ticks.is_multiple_of(QUIET_FLUSH_TICKS) {
+            let quiet: Vec<TaskId> = self
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.quiet_polls > 0)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in quiet {
+                self.flush_quiet_polls(&id);
+            }
+        }
         if let Some((total, rate, errors)) = self.stats.sample() {
             self.emit(EngineEvent::Stats {
                 server: self.id(),

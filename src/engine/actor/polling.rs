@@ -220,7 +220,7 @@ impl ServerActor {
             self.degraded = true;
             self.emit(EngineEvent::ServerDegraded {
                 server: self.id(),
-                reason: e.to_string(),
+                reason: task_id.mask(&e.to_string()),
             })
             .await;
         }
