@@ -409,6 +409,10 @@ impl Follower {
                 hint.title(),
                 sanitize_line(&detail, 300)
             ),
+            EngineEvent::ForegroundInputRequested { .. }
+            | EngineEvent::ForegroundInputClosed { .. }
+            | EngineEvent::UrlElicitationCompleted { .. }
+            | EngineEvent::RootsShared { .. } => {}
             EngineEvent::ToolsListed { .. }
             | EngineEvent::ToolsListFailed { .. }
             | EngineEvent::Stats { .. } => {}

@@ -6,6 +6,7 @@
 mod actor;
 pub mod api;
 pub mod conformance;
+mod foreground;
 pub mod listen;
 mod retry;
 pub mod schedule;
@@ -67,6 +68,9 @@ pub struct EngineConfig {
     pub no_push: bool,
     /// Capacity of the event channel.
     pub event_capacity: usize,
+    /// How long a foreground input request waits for the person before the engine
+    /// answers it on their behalf (`cancel`, or a refusal for sampling).
+    pub foreground_wait: Duration,
 }
 
 impl Default for EngineConfig {
@@ -82,6 +86,7 @@ impl Default for EngineConfig {
             history: false,
             no_push: false,
             event_capacity: 4096,
+            foreground_wait: Duration::from_secs(600),
         }
     }
 }
@@ -132,7 +137,8 @@ pub fn spawn_engine(
                 | EngineCommand::Cancel { server, .. }
                 | EngineCommand::Forget { server, .. }
                 | EngineCommand::Refresh { server, .. }
-                | EngineCommand::ListTools { server } => server.clone(),
+                | EngineCommand::ListTools { server }
+                | EngineCommand::AnswerForeground { server, .. } => server.clone(),
                 EngineCommand::Shutdown => break,
             };
             match actors.get(&server) {

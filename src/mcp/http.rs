@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, encode_header_value};
 use super::error::McpError;
-use super::jsonrpc::{Incoming, RequestId};
+use super::jsonrpc::{Inbound, Incoming, RequestId};
 use super::sse::{ResumeCell, sse_decode_tracked};
 use super::types::ErrorObject;
 
@@ -50,7 +50,7 @@ pub struct HttpTransport {
     extra: HeaderMap,
     session: RwLock<Option<String>>,
     protocol_version: RwLock<Option<String>>,
-    inbound: mpsc::Sender<Incoming>,
+    inbound: mpsc::Sender<Inbound>,
     max_bytes: usize,
 }
 
@@ -72,7 +72,7 @@ impl HttpTransport {
     pub fn new(
         url: &str,
         opts: &ConnectOptions,
-        inbound: mpsc::Sender<Incoming>,
+        inbound: mpsc::Sender<Inbound>,
     ) -> Result<Self, McpError> {
         install_crypto_provider();
         let url = reqwest::Url::parse(url)
@@ -217,7 +217,11 @@ impl HttpTransport {
                         tracing::debug!(%rid, "ignoring a response for another request");
                     }
                     Ok(other) => {
-                        if self.inbound.send(other).await.is_err() {
+                        let inbound = Inbound {
+                            msg: other,
+                            via: Some(id.clone()),
+                        };
+                        if self.inbound.send(inbound).await.is_err() {
                             tracing::debug!("inbound channel closed; dropping a server message");
                         }
                     }

@@ -510,6 +510,10 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
         }
         // handled by update_power
         EngineEvent::ToolsListFailed { .. } | EngineEvent::ServerMisbehaved { .. } => {}
+        EngineEvent::ForegroundInputRequested { .. }
+        | EngineEvent::ForegroundInputClosed { .. }
+        | EngineEvent::UrlElicitationCompleted { .. }
+        | EngineEvent::RootsShared { .. } => {}
         EngineEvent::Notice {
             server,
             level,

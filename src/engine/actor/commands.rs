@@ -2,7 +2,9 @@
 //!
 //! Must not block on the network: calls run in spawned tasks that report `Internal`s.
 
+use super::foreground::{URL_ELICITATION_REQUIRED, url_requests};
 use super::*;
+use crate::engine::foreground::{CallSpec, RoundKind};
 
 impl ServerActor {
     async fn call_refused(&self, call_id: u64, tool: String, why: &str) {
@@ -25,6 +27,7 @@ impl ServerActor {
                 | EngineCommand::Answer { .. }
                 | EngineCommand::Cancel { .. }
                 | EngineCommand::ListTools { .. }
+                | EngineCommand::AnswerForeground { .. }
         );
         if needs_connection && self.client.is_none() {
             if self.queued.len() < 1024 {
@@ -48,9 +51,10 @@ impl ServerActor {
                     return self.call_refused(call_id, tool, "not connected").await;
                 };
                 self.stats.request();
+                self.foreground.call_started(call_id, &tool);
                 let tx = self.internal_tx.clone();
                 tokio::spawn(async move {
-                    let result = call_with_retry(&client, &tool, &arguments).await;
+                    let result = call_with_retry(&client, &tool, &arguments, None, call_id).await;
                     let _ = tx
                         .send(Internal::Called {
                             call_id,
@@ -96,6 +100,9 @@ impl ServerActor {
                 tokio::spawn(async move {
                     let _ = tx.send(Internal::Tools(client.list_tools().await)).await;
                 });
+            }
+            EngineCommand::AnswerForeground { key, response, .. } => {
+                self.answer_foreground(key, response).await
             }
             EngineCommand::Shutdown => {}
         }
@@ -243,6 +250,12 @@ impl ServerActor {
         parent: Option<TaskId>,
         result: Result<CallOutcome, McpError>,
     ) {
+        let call = CallSpec {
+            call_id,
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            parent: parent.clone(),
+        };
         let result = match result {
             Ok(CallOutcome::Task(task)) => {
                 let task_id = task.task_id.clone();
@@ -250,9 +263,16 @@ impl ServerActor {
                 let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
                 let finding = self.conformance.created(&task_id, era, declared);
                 self.hints(finding).await;
-                let (server, t, a, tl, p) = (self.spec.id.clone(), task.clone(), arguments.clone(), tool.clone(), parent.clone());
+                let (server, t, a, tl, p) = (
+                    self.spec.id.clone(),
+                    task.clone(),
+                    arguments.clone(),
+                    tool.clone(),
+                    parent.clone(),
+                );
                 // The id is committed to the ledger before anything reports it.
-                self.ledger(move |l| l.record_created(&server, era, &tl, &a, &t, p.as_ref())).await;
+                self.ledger(move |l| l.record_created(&server, era, &tl, &a, &t, p.as_ref()))
+                    .await;
                 self.emit(EngineEvent::TaskKnown {
                     server: self.id(),
                     task_id: task_id.clone(),
@@ -277,14 +297,47 @@ impl ServerActor {
                 CallResult::Task { task_id }
             }
             Ok(CallOutcome::Complete(result)) => CallResult::Plain { result },
-            Ok(CallOutcome::InputRequired { .. }) => CallResult::Error {
-                message: "the server asked for input before creating a task (multi round-trip input), which taskrail does not answer".into(),
+            Ok(CallOutcome::InputRequired {
+                input_requests,
+                request_state,
+            }) => {
+                let kind = RoundKind::Mrtr { request_state };
+                match self.input_round(call, kind, input_requests).await {
+                    None => return,
+                    Some(message) => CallResult::Error { message },
+                }
+            }
+            Err(McpError::Rpc {
+                code: URL_ELICITATION_REQUIRED,
+                message,
+                data,
+            }) => match url_requests(data.as_ref()) {
+                Some(requests) => {
+                    let kind = RoundKind::UrlRequired {
+                        error: message.clone(),
+                    };
+                    match self.input_round(call, kind, requests).await {
+                        None => return,
+                        Some(why) => CallResult::Error {
+                            message: format!("{message} ({why})"),
+                        },
+                    }
+                }
+                None => {
+                    self.stats.error();
+                    CallResult::Error {
+                        message: format!("server error {URL_ELICITATION_REQUIRED}: {message}"),
+                    }
+                }
             },
             Err(e) => {
                 self.stats.error();
-                CallResult::Error { message: e.to_string() }
+                CallResult::Error {
+                    message: e.to_string(),
+                }
             }
         };
+        self.call_settled(call_id).await;
         self.emit(EngineEvent::CallFinished {
             server: self.id(),
             call_id,
@@ -400,17 +453,23 @@ impl ServerActor {
     }
 }
 
-/// `tools/call`, sent again (at most twice) when the server refuses it with 429 or 503:
-/// it was not processed, and `Retry-After` says when to come back.
-async fn call_with_retry(
+/// `tools/call` (tagged with `call_id`), sent again (at most twice) when the server
+/// refuses it with 429 or 503: it was not processed, and `Retry-After` says when to come
+/// back. `retry` carries the answers of a multi-round-trip round.
+pub(super) async fn call_with_retry(
     client: &McpClient,
     tool: &str,
     arguments: &Value,
+    retry: Option<(Value, Option<Value>)>,
+    call_id: u64,
 ) -> Result<CallOutcome, McpError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match client.call_tool(tool, arguments.clone(), None).await {
+        match client
+            .call_tool(tool, arguments.clone(), retry.clone(), Some(call_id))
+            .await
+        {
             Err(McpError::Http {
                 status: 429 | 503,
                 retry_after,

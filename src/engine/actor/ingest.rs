@@ -60,7 +60,8 @@ impl ServerActor {
         })
         .await;
         // The ledger records `input_requested` with the snapshot itself.
-        for (key, request) in r.new_inputs {
+        let new_inputs = self.answer_without_person(&task_id, r.new_inputs).await;
+        for (key, request) in new_inputs {
             self.emit(EngineEvent::InputRequested {
                 server: self.id(),
                 task_id: task_id.clone(),
@@ -178,6 +179,21 @@ impl ServerActor {
                 }
             }
             ServerPush::ToolsChanged => {}
+            ServerPush::Foreground { key, request, call } => {
+                self.foreground_pushed(key, request, call).await
+            }
+            ServerPush::ForegroundGone { key, reason } => self.foreground_gone(key, reason).await,
+            ServerPush::ElicitationComplete { elicitation_id } => {
+                self.url_completed(elicitation_id).await
+            }
+            ServerPush::RootsShared { task_id, roots } => {
+                self.emit(EngineEvent::RootsShared {
+                    server: self.id(),
+                    task_id,
+                    roots,
+                })
+                .await
+            }
         }
     }
 

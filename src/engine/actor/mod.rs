@@ -26,6 +26,7 @@ use crate::mcp::{
 };
 
 mod commands;
+mod foreground;
 mod ingest;
 mod polling;
 
@@ -91,6 +92,8 @@ pub(super) struct ServerActor {
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
     conformance: Conformance,
+    /// Input requests outside any task, waiting for the person.
+    foreground: super::foreground::Foreground,
 }
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
@@ -136,6 +139,7 @@ impl ServerActor {
             stats: RequestStats::default(),
             queued: Vec::new(),
             conformance: Conformance::default(),
+            foreground: Default::default(),
         }
     }
 
@@ -205,6 +209,7 @@ impl ServerActor {
                 Some(msg) = self.internal_rx.recv() => self.on_internal(msg).await,
                 Some(push) = recv_opt(&mut self.push_rx) => self.on_push(push).await,
                 _ = sleep_opt(due) => self.poll_due().await,
+                _ = sleep_opt(self.foreground.next_deadline()) => self.expire_foreground().await,
                 _ = tick.tick() => self.emit_stats().await,
             }
         }
@@ -294,6 +299,7 @@ impl ServerActor {
                 self.degraded = false;
                 self.client = Some(client.clone());
                 self.push_rx = Some(push_rx);
+                self.foreground_reconnected().await;
                 self.emit(EngineEvent::ServerConnected {
                     server: self.id(),
                     era: info.era,

@@ -14,8 +14,11 @@ use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, Endpoint};
 use super::error::McpError;
+use super::foreground::{ForegroundRequests, ReplyTo};
+use super::hosted::HostedTasks;
 use super::http::{MessageStream, Routing};
-use super::jsonrpc::{self, Incoming, RequestId};
+use super::input;
+use super::jsonrpc::{self, Inbound, Incoming, RequestId};
 use super::legacy::PendingInputs;
 use super::param_headers;
 use super::push::{ServerPush, Subscription};
@@ -37,10 +40,46 @@ pub struct McpClient {
     progress_tokens: Mutex<HashMap<String, TaskId>>,
     push_tx: mpsc::Sender<ServerPush>,
     untracked_elicitation: Mutex<Option<ElicitationHandler>>,
+    /// Legacy input requests tied to none of our tasks, until answered.
+    pub(super) foreground: ForegroundRequests,
+    /// Tasks a legacy server asked us to run (its elicitations and samplings).
+    pub(super) hosted: HostedTasks,
+    /// `tools/call`s in flight: JSON-RPC id → the caller's tag.
+    calls: Mutex<HashMap<RequestId, u64>>,
+    /// This client, for work that outlives one dispatch (a hosted task's `tasks/result`).
+    me: std::sync::OnceLock<Weak<McpClient>>,
 }
 
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
 pub type ElicitationHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
+
+/// Marks a request in flight under a tag for as long as it lives.
+struct InFlight<'a> {
+    calls: &'a Mutex<HashMap<RequestId, u64>>,
+    id: RequestId,
+}
+
+impl<'a> InFlight<'a> {
+    fn new(calls: &'a Mutex<HashMap<RequestId, u64>>, id: &RequestId, tag: u64) -> Self {
+        calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), tag);
+        InFlight {
+            calls,
+            id: id.clone(),
+        }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
+}
 
 impl McpClient {
     /// Connect and detect the era. Returns the client and the channel of server pushes
@@ -49,7 +88,7 @@ impl McpClient {
         endpoint: Endpoint,
         opts: ConnectOptions,
     ) -> Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError> {
-        let (inbound_tx, mut inbound_rx) = mpsc::channel::<Incoming>(1024);
+        let (inbound_tx, mut inbound_rx) = mpsc::channel::<Inbound>(1024);
         let (push_tx, push_rx) = mpsc::channel::<ServerPush>(1024);
         let transport = Transport::open(&endpoint, &opts, inbound_tx)?;
         let client = Arc::new(McpClient {
@@ -63,12 +102,17 @@ impl McpClient {
             progress_tokens: Mutex::new(HashMap::new()),
             push_tx,
             untracked_elicitation: Mutex::new(None),
+            foreground: ForegroundRequests::default(),
+            hosted: HostedTasks::default(),
+            calls: Mutex::new(HashMap::new()),
+            me: std::sync::OnceLock::new(),
         });
         let weak: Weak<McpClient> = Arc::downgrade(&client);
+        let _ = client.me.set(weak.clone());
         tokio::spawn(async move {
-            while let Some(msg) = inbound_rx.recv().await {
+            while let Some(Inbound { msg, via }) = inbound_rx.recv().await {
                 let Some(client) = weak.upgrade() else { break };
-                client.dispatch(msg).await;
+                client.dispatch_via(msg, via.as_ref()).await;
             }
         });
         let info = client.detect().await?;
@@ -101,15 +145,13 @@ impl McpClient {
         RequestId::Num(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// The modern per-request `_meta` block (tasks extension always declared).
+    /// The modern per-request `_meta` block: the tasks extension, and the input kinds
+    /// answered for this server (`ConnectOptions::input`).
     pub fn modern_meta(&self) -> Value {
         json!({
             "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
             "io.modelcontextprotocol/clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version },
-            "io.modelcontextprotocol/clientCapabilities": {
-                "elicitation": { "form": {}, "url": {} },
-                "extensions": { TASKS_EXTENSION: {} }
-            }
+            "io.modelcontextprotocol/clientCapabilities": self.opts.input.modern()
         })
     }
 
@@ -129,7 +171,9 @@ impl McpClient {
         Value::Object(params)
     }
 
-    /// Send one request in `era` and wait for the result, within `timeout`.
+    /// Send one request in `era` and wait for the result, within `timeout`. A `tag`
+    /// names the request while it is in flight, so server requests that arrive on its
+    /// reply stream can say which call they belong to.
     async fn raw_request(
         &self,
         era: Era,
@@ -137,9 +181,11 @@ impl McpClient {
         params: Value,
         routing: Routing<'_>,
         timeout: Option<Duration>,
+        tag: Option<u64>,
     ) -> Result<Value, McpError> {
         let id = self.id();
         let msg = jsonrpc::request(&id, method, self.with_meta(params, era));
+        let _in_flight = tag.map(|t| InFlight::new(&self.calls, &id, t));
         let fut = self.transport.request(&id, &msg, routing);
         let reply = match timeout {
             Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| {
@@ -150,6 +196,16 @@ impl McpClient {
         reply.map_err(|e| McpError::from_rpc(&e, method.starts_with("tasks/")))
     }
 
+    /// The tag of the call whose reply stream carried a server message.
+    pub(super) fn call_tag(&self, via: Option<&RequestId>) -> Option<u64> {
+        let via = via?;
+        self.calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(via)
+            .copied()
+    }
+
     /// A request in the connected era; a legacy session that expired (404) is re-initialized once.
     async fn request(
         &self,
@@ -158,11 +214,11 @@ impl McpClient {
         name: Option<&str>,
         timeout: Option<Duration>,
     ) -> Result<Value, McpError> {
-        self.request_with_headers(method, params, name, &[], timeout)
+        self.request_with_headers(method, params, name, &[], timeout, None)
             .await
     }
 
-    /// [`McpClient::request`] with `Mcp-Param-*` headers.
+    /// [`McpClient::request`] with `Mcp-Param-*` headers and a tag.
     async fn request_with_headers(
         &self,
         method: &str,
@@ -170,6 +226,7 @@ impl McpClient {
         name: Option<&str>,
         param_headers: &[(String, String)],
         timeout: Option<Duration>,
+        tag: Option<u64>,
     ) -> Result<Value, McpError> {
         let era = self.era();
         let routing = Routing {
@@ -178,7 +235,7 @@ impl McpClient {
             params: param_headers,
         };
         match self
-            .raw_request(era, method, params.clone(), routing, timeout)
+            .raw_request(era, method, params.clone(), routing, timeout, tag)
             .await
         {
             Err(McpError::Http { status: 404, .. })
@@ -187,7 +244,7 @@ impl McpClient {
                 tracing::info!("legacy session expired; initializing again");
                 self.transport.reset_session();
                 self.initialize().await?;
-                self.raw_request(era, method, params, routing, timeout)
+                self.raw_request(era, method, params, routing, timeout, tag)
                     .await
             }
             other => other,
@@ -267,12 +324,14 @@ impl McpClient {
 
     /// `tools/call`. Modern: the tasks extension is declared, the server decides. Legacy:
     /// task augmentation is requested when the tool allows it. `retry` carries MRTR
-    /// `inputResponses` and the echoed `requestState`.
+    /// `inputResponses` and the echoed `requestState`; `tag` comes back on foreground
+    /// input requests the call's reply stream carries ([`ServerPush::Foreground`]).
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Value,
         retry: Option<(Value, Option<Value>)>,
+        tag: Option<u64>,
     ) -> Result<CallOutcome, McpError> {
         let mut params = json!({ "name": tool, "arguments": arguments });
         let era = self.era();
@@ -300,14 +359,21 @@ impl McpClient {
         let timeout = Some(self.opts.call_timeout);
         let headers = self.param_headers(tool, &arguments);
         let first = self
-            .request_with_headers("tools/call", params.clone(), Some(tool), &headers, timeout)
+            .request_with_headers(
+                "tools/call",
+                params.clone(),
+                Some(tool),
+                &headers,
+                timeout,
+                tag,
+            )
             .await;
         let result = match first {
             // Headers from an unknown or stale schema: fetch `tools/list` and try once more.
             Err(McpError::HeaderMismatch { .. }) if era == Era::Modern => {
                 self.list_tools().await?;
                 let headers = self.param_headers(tool, &arguments);
-                self.request_with_headers("tools/call", params, Some(tool), &headers, timeout)
+                self.request_with_headers("tools/call", params, Some(tool), &headers, timeout, tag)
                     .await?
             }
             other => other?,
@@ -367,15 +433,35 @@ impl McpClient {
             }
             Era::Legacy => {
                 for (key, response) in responses {
-                    let id = self.pending_inputs.take(task_id, key).ok_or_else(|| {
+                    let (id, request) = self.pending_inputs.take(task_id, key).ok_or_else(|| {
                         McpError::Unsupported(format!(
                             "no pending input request {key:?} for this task here: a legacy server sends input requests to the session that follows the task, so answer it there"
                         ))
                     })?;
-                    self.transport
-                        .send_message(&jsonrpc::response(&id, response.clone()), None)
-                        .await?;
+                    let reply = input::legacy_reply(&id, &request, response);
+                    self.transport.send_message(&reply, None).await?;
                 }
+                Ok(())
+            }
+        }
+    }
+
+    /// Answer the foreground request `key` ([`ServerPush::Foreground`]): a response to
+    /// the server's request, or the outcome of the task it hosts here.
+    pub async fn answer_foreground(&self, key: &str, response: &Value) -> Result<(), McpError> {
+        let waiting = self.foreground.take(key).ok_or_else(|| {
+            McpError::Unsupported(format!(
+                "no input request {key:?} waits here (answered already, or the connection was renewed)"
+            ))
+        })?;
+        match waiting.reply {
+            ReplyTo::Rpc(id) => {
+                let reply = input::legacy_reply(&id, &waiting.request, response);
+                self.transport.send_message(&reply, None).await
+            }
+            ReplyTo::Hosted(task_id) => {
+                let outcome = input::outcome(&waiting.request, response);
+                self.hosted.finish(&task_id, outcome, chrono::Utc::now());
                 Ok(())
             }
         }
