@@ -17,12 +17,13 @@ use crate::mcp::Endpoint;
 use crate::state::Keymap;
 
 /// The engine spec of a configured server: its name, endpoint, headers (after the
-/// `--header` ones), read-only flag and poll floor.
+/// `--header` ones), read-only flag, poll floor and the input kinds it is offered.
 pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8> {
     let endpoint = Endpoint::parse(&s.endpoint_spec())
         .map_err(|e| fail(&format!("server {}: {e}", s.name), exit::USAGE))?;
     let mut options = ctx.connect_options()?;
     options.headers.extend(s.headers.iter().cloned());
+    options.input = s.input_support();
     let mut spec = ServerSpec::new(endpoint, options);
     spec.id = ServerId::named(&s.name);
     spec.read_only = ctx.read_only || s.read_only;

@@ -1,6 +1,7 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
-//! (`${ENV}` expanded), per-server `read_only` and poll floor, notifications, mouse,
-//! keymap overrides and a theme. Invalid files give an error naming the line, never a
+//! (`${ENV}` expanded), per-server `read_only`, poll floor, sampling (a person, or a
+//! command after the person approves) and roots, notifications, mouse, keymap overrides
+//! and a theme. Invalid files give an error naming the line, never a
 //! panic. Owns parsing and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
@@ -65,6 +66,19 @@ pub enum Target {
     Command(String),
 }
 
+/// How a server's `sampling/createMessage` requests are answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sampling {
+    /// A person reads the request and types the reply.
+    Person,
+    /// After the person approves, `command` gets the request as JSON on stdin; its
+    /// stdout (bounded, shown before it is sent) is the reply.
+    Command { command: String, timeout: Duration },
+}
+
+/// A sampling command's default time limit.
+pub const SAMPLING_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// One `[[server]]` entry, validated.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -74,6 +88,10 @@ pub struct ServerConfig {
     pub headers: Vec<(String, String)>,
     pub read_only: bool,
     pub poll_floor: Option<Duration>,
+    /// `None`: sampling is not offered to this server.
+    pub sampling: Option<Sampling>,
+    /// `file://` URIs answered to `roots/list`; `None`: roots are not offered.
+    pub roots: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -88,11 +106,21 @@ impl std::fmt::Debug for ServerConfig {
             )
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
+            .field("sampling", &self.sampling)
+            .field("roots", &self.roots)
             .finish()
     }
 }
 
 impl ServerConfig {
+    /// The input kinds this server is offered (its client capabilities).
+    pub fn input_support(&self) -> crate::mcp::InputSupport {
+        crate::mcp::InputSupport {
+            sampling: self.sampling.is_some(),
+            roots: self.roots.clone(),
+        }
+    }
+
     /// The `--server` form of the target (`URL` or `stdio:<command>`).
     pub fn endpoint_spec(&self) -> String {
         match &self.target {
