@@ -29,6 +29,8 @@ pub struct Peer {
     pub name: &'static str,
     /// File receiving the peer's stdout (after `READY`) and stderr.
     pub log: PathBuf,
+    /// Whatever followed the URL on the `READY` line (an access token, for example).
+    pub extra: Option<String>,
     child: Child,
 }
 
@@ -174,6 +176,39 @@ pub fn everything_http() -> Peer {
     start("everything", cmd)
 }
 
+/// The directory of the TypeScript SDK's example servers.
+pub fn sdk_examples_dir() -> PathBuf {
+    let dir = peers_dir()
+        .join("node")
+        .join("node_modules")
+        .join("@modelcontextprotocol")
+        .join("sdk")
+        .join("dist")
+        .join("esm")
+        .join("examples")
+        .join("server");
+    require_installed(&dir, "@modelcontextprotocol/sdk (npm)");
+    dir
+}
+
+/// Starts one of the TypeScript SDK's example servers over Streamable HTTP on 127.0.0.1
+/// (`tests/interop/sdk_example.cjs`): `simpleTaskInteractive`, `elicitationFormExample`,
+/// or `elicitationUrlExample` (whose access token is in [`Peer::extra`]).
+pub fn sdk_example(name: &'static str) -> Peer {
+    sdk_examples_dir();
+    let mut cmd = Command::new("node");
+    cmd.arg(interop_dir().join("sdk_example.cjs"))
+        .arg(name)
+        .env("TASKRAIL_PEERS_DIR", peers_dir());
+    start(name, cmd)
+}
+
+/// The `stdio:` server spec of a stdio example server of the TypeScript SDK.
+pub fn sdk_stdio_example(name: &str) -> String {
+    let script = sdk_examples_dir().join(format!("{name}.js"));
+    format!("stdio:node {}", script.display())
+}
+
 /// Starts the tower-mcp peer (modern `2026-07-28`, tasks-v2 with `subscriptions/listen`
 /// push), building it first if needed. See [`tower::tower_http`].
 pub fn tower_http() -> Peer {
@@ -259,12 +294,19 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
 
     let started = Instant::now();
     match rx.recv_timeout(READY_TIMEOUT) {
-        Ok(url) => Peer {
-            url,
-            name,
-            log,
-            child,
-        },
+        Ok(line) => {
+            let (url, extra) = match line.split_once(char::is_whitespace) {
+                Some((u, rest)) => (u.to_string(), Some(rest.trim().to_string())),
+                None => (line, None),
+            };
+            Peer {
+                url,
+                name,
+                log,
+                extra,
+                child,
+            }
+        }
         Err(err) => {
             let status = child.try_wait().ok().flatten();
             kill_group(&mut child);
