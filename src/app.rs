@@ -352,9 +352,9 @@ where
         }
         dirty = true;
         last_msg = Instant::now();
-        // The table height changes when the filter line shows or hides (keys, mouse and
-        // actions only) or a server joins the header; other messages skip the layout check.
-        let may_relayout = matches!(msg, Msg::Key(_) | Msg::Action(_) | Msg::Mouse(_));
+        // The table height changes when the filter line shows or hides (keys and mouse
+        // only) or a server joins the header; other messages skip the layout check.
+        let may_relayout = matches!(msg, Msg::Key(_) | Msg::Mouse(_));
         let area = Rect::new(0, 0, size.width, size.height);
         let before = may_relayout.then(|| ui::areas(area, &state));
         let servers_before = state.servers.len();

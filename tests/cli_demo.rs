@@ -237,7 +237,7 @@ fn a_killed_watch_resumes_every_task_and_reports_one_that_expired() {
         assert_eq!(last["status"], "completed", "{id}");
     }
     assert!(
-        second.stderr.contains("unknown to"),
+        second.stderr.contains("expired or never existed"),
         "the expired task is reported: {}",
         second.stderr
     );

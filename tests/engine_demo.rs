@@ -95,7 +95,7 @@ impl Rig {
             match ev {
                 EngineEvent::CallFinished {
                     call_id,
-                    result: CallResult::Task { task_id },
+                    result: CallResult::Task { task_id, .. },
                     ..
                 } => {
                     seen.calls.insert(call_id, task_id);
@@ -475,7 +475,7 @@ async fn legacy_tasks_are_answered_and_cancelled_through_the_engine() {
         match ev {
             EngineEvent::CallFinished {
                 call_id,
-                result: CallResult::Task { task_id },
+                result: CallResult::Task { task_id, .. },
                 ..
             } => {
                 if call_id == 2 {

@@ -8,7 +8,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, NoticeLevel, ServerId, TaskId, UpdateSource};
+use taskrail::engine::{EngineEvent, KnownTask, NoticeLevel, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 use taskrail::ui::{Dashboard, Theme};
@@ -72,6 +72,7 @@ fn hostile_board() -> State {
                     "link": { "type": "string", "format": "uri", "default": hostile("https://evil.test/") }
                 } }
             }),
+            reply_to: None,
         },
     );
     let mut failed = task("f4iled", TaskStatus::Failed);
@@ -111,20 +112,20 @@ fn hostile_board() -> State {
             vec![
                 event(EngineEvent::TaskKnown {
                     server: srv(),
-                    task_id: t.task_id.clone(),
-                    tool: Some(hostile(tool)),
-                    arguments: Some(json!({ "q": hostile("arg") })),
-                    recorded_at: now() - chrono::TimeDelta::seconds(60),
-                    last: None,
-                    expired: false,
-                    parent_task: None,
+                    task: KnownTask {
+                        task_id: t.task_id.clone(),
+                        tool: Some(hostile(tool)),
+                        arguments: Some(json!({ "q": hostile("arg") })),
+                        recorded_at: now() - chrono::TimeDelta::seconds(60),
+                        last: None,
+                        end: None,
+                        parent_task: None,
+                        pending: Vec::new(),
+                        cancel: None,
+                        started_by: None,
+                    },
                 }),
-                event(EngineEvent::TaskUpdated {
-                    server: srv(),
-                    task: t,
-                    source: UpdateSource::Push,
-                    latency_ms: Some(5),
-                }),
+                event(EngineEvent::snapshot(srv(), t, UpdateSource::Push, Some(5))),
             ],
         );
     }

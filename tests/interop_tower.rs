@@ -57,7 +57,7 @@ async fn tasks_are_followed_to_their_end_by_push() {
         match ev {
             EngineEvent::CallFinished {
                 call_id,
-                result: CallResult::Task { task_id },
+                result: CallResult::Task { task_id, .. },
                 ..
             } => {
                 tools.insert(task_id, calls[call_id as usize].0);

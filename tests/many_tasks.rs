@@ -51,12 +51,12 @@ fn a_hundred_thousand_tasks_fit_and_render() {
         };
         update(
             &mut s,
-            Msg::Engine(EngineEvent::TaskUpdated {
-                server: server.clone(),
+            Msg::Engine(EngineEvent::snapshot(
+                server.clone(),
                 task,
-                source: UpdateSource::Poll,
-                latency_ms: None,
-            }),
+                UpdateSource::Poll,
+                None,
+            )),
             now(),
         );
     }

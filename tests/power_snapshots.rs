@@ -8,7 +8,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, Hint, ServerId, TaskId, UpdateSource};
+use taskrail::engine::{EngineEvent, Hint, KnownTask, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, InputRequest, Task, TaskStatus};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 use taskrail::ui::theme_file::bundled;
@@ -46,6 +46,7 @@ fn ask(message: &str) -> InputRequest {
         method: "elicitation/create".into(),
         params: json!({"mode": "form", "message": message,
             "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}),
+        reply_to: None,
     }
 }
 
@@ -114,20 +115,25 @@ fn board() -> State {
         let msgs = vec![
             Msg::Engine(EngineEvent::TaskKnown {
                 server: srv(server),
-                task_id: TaskId::new(id),
-                tool: Some(tool.into()),
-                arguments: Some(json!({"service": "billing"})),
-                recorded_at: at(ago),
-                last: None,
-                expired: false,
-                parent_task: None,
+                task: KnownTask {
+                    task_id: TaskId::new(id),
+                    tool: Some(tool.into()),
+                    arguments: Some(json!({"service": "billing"})),
+                    recorded_at: at(ago),
+                    last: None,
+                    end: None,
+                    parent_task: None,
+                    pending: Vec::new(),
+                    cancel: None,
+                    started_by: None,
+                },
             }),
-            Msg::Engine(EngineEvent::TaskUpdated {
-                server: srv(server),
-                task: t,
-                source: UpdateSource::Poll,
-                latency_ms: Some(9),
-            }),
+            Msg::Engine(EngineEvent::snapshot(
+                srv(server),
+                t,
+                UpdateSource::Poll,
+                Some(9),
+            )),
         ];
         for m in msgs {
             update(&mut s, m, at(ago));
@@ -144,12 +150,12 @@ fn board() -> State {
     }
     update(
         &mut s,
-        Msg::Engine(EngineEvent::TaskUpdated {
-            server: srv("fastmcp"),
-            task: task("d0ne0004", TaskStatus::Completed, "done"),
-            source: UpdateSource::Poll,
-            latency_ms: Some(9),
-        }),
+        Msg::Engine(EngineEvent::snapshot(
+            srv("fastmcp"),
+            task("d0ne0004", TaskStatus::Completed, "done"),
+            UpdateSource::Poll,
+            Some(9),
+        )),
         at(30),
     );
     s.ensure_view();

@@ -8,8 +8,10 @@ mod conformance;
 mod extras;
 mod follow;
 mod history;
+mod intent;
 mod oneshot;
 mod output;
+mod servers;
 
 pub use args::{Cli, Command, GlobalArgs, exit};
 
@@ -22,7 +24,7 @@ use tokio::sync::OnceCell;
 
 use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, spawn_engine};
 use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
-use crate::mcp::{ConnectOptions, Endpoint, McpClient, ServerPush};
+use crate::mcp::{ConnectOptions, Endpoint, McpClient};
 use follow::{Follower, Mode};
 
 /// Print an error and return `code`.
@@ -42,10 +44,17 @@ pub struct Context {
 
 impl Context {
     pub fn new(cli: &Cli) -> Self {
+        let mut ctx = Self::bare(cli.global.clone(), cli.global.read_only);
+        ctx.servers = cli.servers.clone();
+        ctx
+    }
+
+    /// A context with these options, no `--server` and the default config.
+    pub fn bare(global: GlobalArgs, read_only: bool) -> Self {
         Self {
-            global: cli.global.clone(),
-            servers: cli.servers.clone(),
-            read_only: cli.global.read_only,
+            global,
+            servers: Vec::new(),
+            read_only,
             config: crate::config::Config::defaults(),
             ledger: OnceCell::new(),
         }
@@ -65,16 +74,6 @@ impl Context {
         Ok(opts)
     }
 
-    pub fn spec(&self, server: &str) -> Result<ServerSpec, u8> {
-        if let Some(configured) = self.config.server(server) {
-            return extras::configured_spec(self, configured);
-        }
-        let endpoint = Endpoint::parse(server).map_err(|e| fail(&e.to_string(), exit::USAGE))?;
-        let mut spec = ServerSpec::new(endpoint, self.connect_options()?);
-        spec.read_only = self.read_only;
-        Ok(spec)
-    }
-
     fn single(&self) -> Result<ServerSpec, u8> {
         match self.servers.as_slice() {
             [one] => self.spec(one),
@@ -87,18 +86,17 @@ impl Context {
     }
 
     /// Connect to the one `--server`.
-    pub async fn connect(
-        &self,
-    ) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
+    pub async fn connect(&self) -> Result<(ServerSpec, Arc<McpClient>), u8> {
         let spec = self.single()?;
-        McpClient::connect(spec.endpoint.clone(), spec.options.clone())
+        let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
             .map_err(|e| {
                 fail(
                     &format!("cannot connect to {}: {e}", spec.id),
                     exit::CONNECTION,
                 )
-            })
+            })?;
+        Ok((spec, client))
     }
 
     /// The ledger, opened (and pruned of old finished tasks) on first use.
@@ -120,6 +118,11 @@ impl Context {
                 if let Err(e) = handle.call(|l| l.prune(DEFAULT_RETENTION)).await {
                     tracing::warn!("pruning the ledger failed: {e:#}");
                 }
+                // Rows an older taskrail keyed by a URL the config now names move to the name.
+                let canon = self.canonical_ids();
+                if let Err(e) = handle.call(move |l| l.canonicalize_servers(canon)).await {
+                    tracing::warn!("making server ids canonical failed: {e:#}");
+                }
                 Ok(handle)
             })
             .await
@@ -137,16 +140,25 @@ impl Context {
             .map_err(|e| fail(&format!("ledger: {e:#}"), exit::CONNECTION))
     }
 
-    /// Record something about `client`'s server in the ledger; failures are reported, not fatal.
+    /// Record something about `server` in the ledger; failures are reported, not fatal.
     pub async fn record(
         &self,
-        client: &McpClient,
+        server: &ServerId,
         f: impl FnOnce(&Ledger, &ServerId) -> anyhow::Result<()> + Send + 'static,
     ) {
-        let server = ServerId::ad_hoc(&client.endpoint().identity());
+        let server = server.clone();
         if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
             tracing::warn!("ledger write failed ({code})");
         }
+    }
+
+    /// [`Context::canonical`] as an owned function for the ledger thread.
+    fn canonical_ids(&self) -> impl Fn(&ServerId) -> ServerId + Send + 'static {
+        let ctx = Context {
+            config: self.config.clone(),
+            ..Context::bare(self.global.clone(), self.read_only)
+        };
+        move |id: &ServerId| ctx.canonical(id)
     }
 
     fn engine_config(&self) -> EngineConfig {
@@ -227,8 +239,8 @@ async fn run(cli: Cli) -> u8 {
             task_id,
             key,
             response,
-        }) => oneshot::answer(&ctx, &TaskId::new(&task_id), &key, &response).await,
-        Some(Command::Cancel { task_id }) => oneshot::cancel(&ctx, &TaskId::new(&task_id)).await,
+        }) => intent::answer(&ctx, &TaskId::new(&task_id), &key, &response).await,
+        Some(Command::Cancel { task_id }) => intent::cancel(&ctx, &TaskId::new(&task_id)).await,
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
@@ -252,9 +264,6 @@ async fn run(cli: Cli) -> u8 {
 }
 
 async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
-    if ctx.read_only {
-        return fail("call refused: --read-only", exit::USAGE);
-    }
     let arguments: serde_json::Value = match serde_json::from_str(args) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) => return fail("--args must be a JSON object", exit::USAGE),
@@ -264,6 +273,14 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if detach && matches!(spec.endpoint, Endpoint::Stdio { .. }) {
+        return fail(
+            "call --detach refused: a stdio server's tasks live in the server process, which \
+             ends with this command; follow the task instead (taskrail call without --detach), \
+             or use the dashboard",
+            exit::USAGE,
+        );
+    }
     let ledger = match ctx.ledger().await {
         Ok(l) => l,
         Err(code) => return code,
@@ -298,28 +315,39 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             Ok(r) => r,
             Err(code) => return code,
         };
-        let only: Option<Vec<ServerId>> = (!ctx.servers.is_empty()).then(|| {
-            ctx.servers
-                .iter()
-                .filter_map(|s| Endpoint::parse(s).ok())
-                .map(|e| ServerId::ad_hoc(&e.identity()))
-                .collect()
-        });
+        let mut only = Vec::new();
+        for s in &ctx.servers {
+            match ctx.server_id(s) {
+                Some(id) => only.push(id),
+                None => {
+                    return fail(
+                        &format!("{s:?} is neither a configured server nor an address"),
+                        exit::USAGE,
+                    );
+                }
+            }
+        }
         for rec in records {
-            if only.as_ref().is_some_and(|o| !o.contains(&rec.server)) {
+            if !only.is_empty() && !only.contains(&rec.server) {
                 continue;
             }
-            match ctx.spec(rec.server.as_str()) {
-                Ok(spec) => targets.push((spec, rec.task_id)),
-                Err(_) => eprintln!(
-                    "skipping task {} of {}: not a server address taskrail can reach again",
-                    rec.task_id.prefix(),
-                    rec.server
+            match ctx.spec_for(&rec.server) {
+                Some(spec) => targets.push((spec, rec.task_id)),
+                None => eprintln!(
+                    "skipping task {} of {}: not a server this process can reach (a stdio \
+                     server's tasks live in the process that started it)",
+                    rec.task_id,
+                    crate::sanitize::sanitize_line(rec.server.as_str(), 100)
                 ),
             }
         }
         if targets.is_empty() {
-            eprintln!("nothing to watch: the ledger has no unfinished tasks");
+            let on = if only.is_empty() {
+                String::new()
+            } else {
+                " on that server".to_string()
+            };
+            eprintln!("nothing to watch: the ledger has no unfinished tasks{on}");
             return exit::COMPLETED;
         }
     } else {
@@ -400,6 +428,8 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
     let config = EngineConfig {
         resume: true,
         history: true,
+        adopt: true,
+        resolve: Some(ctx.resolver()),
         ..ctx.engine_config()
     };
     let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);

@@ -452,6 +452,7 @@ mod tests {
         InputRequest {
             method: "elicitation/create".into(),
             params: json!({"message": "name?", "requestedSchema": {"type": "object"}}),
+            reply_to: None,
         }
     }
 
@@ -459,6 +460,7 @@ mod tests {
         InputRequest {
             method: "roots/list".into(),
             params: json!({}),
+            reply_to: None,
         }
     }
 
@@ -466,6 +468,7 @@ mod tests {
         InputRequest {
             method: "elicitation/create".into(),
             params: json!({"mode": "url", "url": "https://example.com/a", "elicitationId": id}),
+            reply_to: None,
         }
     }
 
@@ -552,6 +555,7 @@ mod tests {
         let sampling = InputRequest {
             method: "sampling/createMessage".into(),
             params: json!({}),
+            reply_to: None,
         };
         let kind = RoundKind::Mrtr {
             request_state: None,

@@ -25,7 +25,8 @@ impl Endpoint {
             })?;
             return Ok(Endpoint::Stdio { argv });
         }
-        if s.starts_with("http://") || s.starts_with("https://") {
+        let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
             reqwest::Url::parse(s)
                 .map_err(|e| McpError::Unsupported(format!("invalid server URL {s:?}: {e}")))?;
             return Ok(Endpoint::Http { url: s.to_string() });
@@ -35,10 +36,14 @@ impl Endpoint {
         )))
     }
 
-    /// A stable identity for the ledger and the UI (no secrets: headers are not part of it).
+    /// A stable identity for the ledger and the UI (no secrets: headers are not part of it,
+    /// credentials in the URL are redacted). URLs are normalised (scheme and host lower
+    /// case, default port dropped), so two spellings of one address are one server.
     pub fn identity(&self) -> String {
         match self {
-            Endpoint::Http { url } => redact_url(url),
+            Endpoint::Http { url } => {
+                redact_url(&reqwest::Url::parse(url).map_or_else(|_| url.clone(), String::from))
+            }
             Endpoint::Stdio { argv } => format!(
                 "stdio:{}",
                 shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
@@ -181,6 +186,15 @@ mod tests {
         assert!(Endpoint::parse("ftp://x").is_err());
         assert!(Endpoint::parse("stdio:").is_err());
         assert!(Endpoint::parse("http://[bad").is_err());
+    }
+
+    #[test]
+    fn identities_are_normalised() {
+        let id = |s: &str| Endpoint::parse(s).unwrap().identity();
+        assert_eq!(id("HTTP://LocalHost:80/mcp"), "http://localhost/mcp");
+        assert_eq!(id("http://127.0.0.1:8765/mcp"), "http://127.0.0.1:8765/mcp");
+        assert_eq!(id("https://h.example"), "https://h.example/");
+        assert_eq!(id("http://u:pw@h:9/x"), "http://u:***@h:9/x");
     }
 
     #[test]

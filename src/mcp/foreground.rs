@@ -80,6 +80,7 @@ mod tests {
         let req = InputRequest {
             method: "elicitation/create".into(),
             params: json!({}),
+            reply_to: None,
         };
         let a = f
             .insert(ReplyTo::Rpc(RequestId::Num(1)), req.clone())

@@ -109,6 +109,7 @@ mod tests {
         InputRequest {
             method: method.into(),
             params,
+            reply_to: None,
         }
     }
 

@@ -25,7 +25,7 @@ pub mod types;
 mod decode_tests;
 
 pub use capabilities::InputSupport;
-pub use client::McpClient;
+pub use client::{LegacySession, McpClient};
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
 pub use input::InputKind;

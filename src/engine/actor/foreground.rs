@@ -105,7 +105,7 @@ impl ServerActor {
 
     /// `AnswerForeground`.
     pub(super) async fn answer_foreground(&mut self, key: String, response: Value) {
-        if self.refuse_read_only("answer").await {
+        if self.refuse_read_only("answer").await.is_some() {
             return;
         }
         match self.foreground.answer(&key, response.clone()) {
@@ -300,7 +300,7 @@ impl ServerActor {
                 roots: self.spec.options.input.roots.clone().unwrap_or_default(),
             })
             .await;
-            self.answer(task_id.clone(), auto).await;
+            self.answer(task_id.clone(), auto, None).await;
         }
         rest
     }
@@ -322,6 +322,7 @@ pub(super) fn url_requests(data: Option<&Value>) -> Option<BTreeMap<String, Inpu
                 InputRequest {
                     method: "elicitation/create".into(),
                     params,
+                    reply_to: None,
                 },
             )
         })

@@ -35,7 +35,13 @@ impl ServerActor {
             self.conformance
                 .snapshot(&task, source, pushed, r.changed, chrono::Utc::now());
         self.hints(findings).await;
-        let era = self.client.as_ref().map(|c| c.era());
+        let era = self.client_for(&task_id).map(|c| c.era());
+        // What the tracker kept (a payload that came early is merged in).
+        let task = self
+            .tasks
+            .get(&task_id)
+            .and_then(|t| t.last.clone())
+            .unwrap_or(task);
         if (r.changed || source != UpdateSource::Poll)
             && let Some(ledger) = &self.ledger
         {
@@ -52,13 +58,8 @@ impl ServerActor {
                     .await;
             }
         }
-        self.emit(EngineEvent::TaskUpdated {
-            server: self.id(),
-            task: task.clone(),
-            source,
-            latency_ms,
-        })
-        .await;
+        let ev = self.updated(task.clone(), source, latency_ms);
+        self.emit(ev).await;
         // The ledger records `input_requested` with the snapshot itself.
         let new_inputs = self.answer_without_person(&task_id, r.new_inputs).await;
         for (key, request) in new_inputs {
@@ -75,10 +76,9 @@ impl ServerActor {
             self.hints(finding).await;
             self.notice(
                 NoticeLevel::Warn,
-                format!(
-                    "server bug: input key {key:?} of task {} was reused for a different request",
-                    task_id
-                ),
+                task_id.mask(&format!(
+                    "server bug: input key {key:?} of task {task_id} was reused for a different request"
+                )),
             )
             .await;
             self.emit(EngineEvent::InputKeyReused {
@@ -101,6 +101,8 @@ impl ServerActor {
                         self.start_get(&task_id, UpdateSource::Resync);
                     }
                 }
+            } else {
+                self.release(&task_id);
             }
         } else if era == Some(Era::Legacy) && task.status == TaskStatus::InputRequired {
             // Legacy servers deliver the input request on the stream of a `tasks/result` call.
@@ -144,13 +146,9 @@ impl ServerActor {
                     .await;
             }
         }
-        self.emit(EngineEvent::TaskUpdated {
-            server: self.id(),
-            task,
-            source: UpdateSource::Resync,
-            latency_ms: None,
-        })
-        .await;
+        self.release(task_id);
+        let ev = self.updated(task, UpdateSource::Resync, None);
+        self.emit(ev).await;
     }
 
     pub(super) async fn on_push(&mut self, push: ServerPush) {

@@ -145,7 +145,11 @@ impl McpClient {
             // Shown on the task's row even when not offered (the row says so, and the
             // task can be cancelled).
             let key = format!("{}-{id}", if sampling { "sampling" } else { "elicitation" });
-            let request = InputRequest { method, params };
+            let request = InputRequest {
+                method,
+                params,
+                reply_to: Some(id.to_value()),
+            };
             self.pending_inputs
                 .insert(&task_id, &key, id, request.clone());
             return Some(ServerPush::InputRequest {
@@ -179,7 +183,11 @@ impl McpClient {
                 return None;
             }
         }
-        let request = InputRequest { method, params };
+        let request = InputRequest {
+            method,
+            params,
+            reply_to: None,
+        };
         let call = self.call_tag(via);
         let reply_to = match hosted {
             Some(task) => {
