@@ -52,6 +52,8 @@ pub struct DashboardSettings {
     pub theme: String,
     pub notify: NotifyConfig,
     pub mouse: bool,
+    /// What each server is offered beyond forms and links (sampling, roots).
+    pub input: std::collections::HashMap<ServerId, crate::state::ServerInput>,
 }
 
 impl Default for DashboardSettings {
@@ -65,6 +67,7 @@ impl Default for DashboardSettings {
             theme: "dark".into(),
             notify: NotifyConfig::default(),
             mouse: true,
+            input: Default::default(),
         }
     }
 }
@@ -94,6 +97,13 @@ pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
         out.push(0x07);
     }
     out
+}
+
+/// Write bytes straight to the terminal (bell, OSC sequences).
+fn write_terminal(bytes: &[u8]) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout();
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
 }
 
 /// Everything the dashboard needs from the rest of the program.
@@ -246,6 +256,7 @@ where
     let mut state = State::new(servers, read_only, settings.keymap);
     state.themes = settings.themes.iter().map(|(n, _)| n.clone()).collect();
     state.theme = settings.theme.clone();
+    state.input = settings.input.clone();
     let find_theme = |name: &str| {
         settings
             .themes
@@ -403,11 +414,29 @@ where
                 Effect::Alert(alert) => {
                     let bytes = alert_bytes(&settings.notify, &alert);
                     if !bytes.is_empty() {
-                        use std::io::Write as _;
-                        let mut out = std::io::stdout();
-                        let _ = out.write_all(&bytes).and_then(|()| out.flush());
+                        write_terminal(&bytes);
                     }
                 }
+                Effect::OpenBrowser(url) => {
+                    if let Err(e) = crate::launch::open_browser(&url) {
+                        loads.push(Box::pin(async move { Msg::BrowserFailed(e) }));
+                    }
+                }
+                Effect::Copy(text) => write_terminal(&crate::launch::osc52(&text)),
+                Effect::RunSampling {
+                    target,
+                    input_key,
+                    command,
+                    timeout,
+                    input,
+                } => loads.push(Box::pin(async move {
+                    let result = crate::launch::run_sampling(&command, timeout, &input).await;
+                    Msg::SamplingFinished {
+                        target,
+                        input_key,
+                        result,
+                    }
+                })),
             }
         }
     }

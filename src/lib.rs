@@ -14,6 +14,7 @@ pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod ids;
+pub mod launch;
 pub mod ledger;
 pub mod mcp;
 pub mod sanitize;

@@ -58,6 +58,11 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
     if std::env::var_os("TASKRAIL_NO_NOTIFY").is_some_and(|v| !v.is_empty() && v != "0") {
         settings.notify = NotifyConfig::off();
     }
+    settings.input = config
+        .servers
+        .iter()
+        .map(|s| (ServerId::named(&s.name), s.server_input()))
+        .collect();
     if let (Some(name), Some(theme)) = (&config.theme_name, &config.theme) {
         if !settings.themes.iter().any(|(n, _)| n == name) {
             settings.themes.push((name.clone(), theme.clone()));

@@ -67,14 +67,7 @@ pub enum Target {
 }
 
 /// How a server's `sampling/createMessage` requests are answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Sampling {
-    /// A person reads the request and types the reply.
-    Person,
-    /// After the person approves, `command` gets the request as JSON on stdin; its
-    /// stdout (bounded, shown before it is sent) is the reply.
-    Command { command: String, timeout: Duration },
-}
+pub use crate::state::SamplingSetup as Sampling;
 
 /// A sampling command's default time limit.
 pub const SAMPLING_TIMEOUT: Duration = Duration::from_secs(120);
@@ -117,6 +110,14 @@ impl ServerConfig {
     pub fn input_support(&self) -> crate::mcp::InputSupport {
         crate::mcp::InputSupport {
             sampling: self.sampling.is_some(),
+            roots: self.roots.clone(),
+        }
+    }
+
+    /// The same, as the dashboard answers it (who writes a sampling reply).
+    pub fn server_input(&self) -> crate::state::ServerInput {
+        crate::state::ServerInput {
+            sampling: self.sampling.clone(),
             roots: self.roots.clone(),
         }
     }

@@ -330,7 +330,7 @@ fn keys(
         let context = Keymap::context_named(ctx_name).ok_or_else(|| {
             format!(
                 "line {}: unknown key context [keys.{ctx_name}] (board, filter, command, detail, \
-                 form, confirm, picker, help, global)",
+                 form, consent, sampling, confirm, picker, help, global)",
                 at(text, table)
             )
         })?;

@@ -174,7 +174,7 @@ impl Foreground {
     }
 
     /// A request the client keeps under `client_key`; returns the engine's key.
-    pub fn from_client(
+    pub fn client_asked(
         &mut self,
         client_key: &str,
         request: &InputRequest,
@@ -618,7 +618,7 @@ mod tests {
     fn deadlines_expire_client_requests_and_whole_rounds() {
         let mut f = Foreground::default();
         let now = Instant::now();
-        let c = f.from_client("input-1", &form(), Some(3), WAIT, now);
+        let c = f.client_asked("input-1", &form(), Some(3), WAIT, now);
         let RoundStart::Asked(asked) = round_of(
             &mut f,
             RoundKind::Mrtr {
@@ -651,14 +651,14 @@ mod tests {
     fn a_new_connection_drops_the_old_clients_requests() {
         let mut f = Foreground::default();
         let now = Instant::now();
-        let old = f.from_client("input-1", &form(), None, WAIT, now);
+        let old = f.client_asked("input-1", &form(), None, WAIT, now);
         assert_eq!(f.new_connection(), vec![old.clone()]);
-        let new = f.from_client("input-1", &form(), None, WAIT, now);
+        let new = f.client_asked("input-1", &form(), None, WAIT, now);
         assert_ne!(old, new, "keys of two connections never collide");
         assert_eq!(f.call_ended(3), vec![]);
         f.call_started(3, "slow");
         assert_eq!(f.tool_of(3), Some("slow"));
-        let tagged = f.from_client("input-2", &form(), Some(3), WAIT, now);
+        let tagged = f.client_asked("input-2", &form(), Some(3), WAIT, now);
         assert_eq!(f.call_ended(3), vec![(tagged, Some("input-2".to_string()))]);
         assert_eq!(f.tool_of(3), None);
         assert_eq!(f.client_gone("input-1"), Some(new));

@@ -11,6 +11,7 @@ mod detail;
 mod forms;
 mod hints;
 mod inbox;
+mod input_kinds;
 mod line_edit;
 mod mouse;
 mod new_task;

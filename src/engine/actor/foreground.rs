@@ -55,7 +55,7 @@ impl ServerActor {
         let wait = self.cfg.foreground_wait;
         let key = self
             .foreground
-            .from_client(&client_key, &request, call, wait, Instant::now());
+            .client_asked(&client_key, &request, call, wait, Instant::now());
         let origin = self.origin(call);
         self.emit(EngineEvent::ForegroundInputRequested {
             server: self.id(),
