@@ -17,7 +17,7 @@ use crate::mcp::input::is_refusal;
 use crate::mcp::{InputKind, InputRequest, TaskId};
 
 /// A call is sent again at most this many times for input.
-pub const MAX_ROUNDS: u32 = 8;
+pub const MAX_ROUNDS: u32 = 5;
 
 /// Where an answer goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +36,8 @@ struct Open {
     call: Option<u64>,
     /// URL-mode: the id `notifications/elicitation/complete` names.
     elicitation_id: Option<String>,
+    /// An elicitation (a refusal is an answer); else a refusal has no wire form here.
+    elicitation: bool,
 }
 
 /// How a round's call is sent again.
@@ -190,6 +192,7 @@ impl Foreground {
                 deadline: now + wait,
                 call,
                 elicitation_id: url_id(request),
+                elicitation: InputKind::of(request).is_elicitation(),
             },
         );
         key
@@ -269,6 +272,7 @@ impl Foreground {
                     deadline: now + wait,
                     call: Some(call_id),
                     elicitation_id: url_id(&request),
+                    elicitation: InputKind::of(&request).is_elicitation(),
                 },
             );
             round.waiting.insert(input_key);
@@ -324,12 +328,17 @@ impl Foreground {
                 };
                 round.waiting.remove(&input_key);
                 let url = matches!(round.kind, RoundKind::UrlRequired { .. });
-                if is_refusal(&response) && url {
+                if is_refusal(&response) && (url || !open.elicitation) {
+                    let why = if url {
+                        "the URL interaction the server required was refused"
+                    } else {
+                        "the server's request was refused, and a refusal cannot be sent in its answer"
+                    };
                     let round = self.close_round(call_id);
                     return Answered::Refused {
                         call_id,
                         round,
-                        why: "the URL interaction the server required was refused".into(),
+                        why: why.into(),
                     };
                 }
                 round.responses.insert(input_key, response);
@@ -611,6 +620,36 @@ mod tests {
         assert!(matches!(
             f.answer(&asked[0].key, json!({"action": "cancel"})),
             Answered::Refused { .. }
+        ));
+    }
+
+    #[test]
+    fn a_refused_sampling_request_ends_its_round() {
+        let mut f = Foreground::default();
+        let sampling = InputRequest {
+            method: "sampling/createMessage".into(),
+            params: json!({}),
+            reply_to: None,
+        };
+        let call = CallSpec {
+            call_id: 9,
+            tool: "t".into(),
+            arguments: json!({}),
+            parent: None,
+        };
+        let RoundStart::Asked(asked) = f.open_round(
+            call,
+            RoundKind::Mrtr { request_state: None },
+            [("s".to_string(), sampling)].into_iter().collect(),
+            |_| Handling::Person,
+            WAIT,
+            Instant::now(),
+        ) else {
+            panic!()
+        };
+        assert!(matches!(
+            f.answer(&asked[0].key, json!({"action": "decline"})),
+            Answered::Refused { call_id: 9, .. }
         ));
     }
 
