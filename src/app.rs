@@ -99,6 +99,39 @@ pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
     out
 }
 
+/// Run an effect that reaches outside taskrail, on the person's keypress: the browser,
+/// the clipboard (OSC 52 written to `terminal`), a sampling command. What it comes to
+/// arrives later as a message (a future to poll); other effects are ignored.
+pub(crate) fn run_outside(effect: Effect, terminal: &mut dyn std::io::Write) -> Option<Load> {
+    match effect {
+        Effect::OpenBrowser(url) => match crate::launch::open_browser(&url) {
+            Ok(()) => None,
+            Err(e) => Some(Box::pin(async move { Msg::BrowserFailed(e) })),
+        },
+        Effect::Copy(text) => {
+            let _ = terminal
+                .write_all(&crate::launch::osc52(&text))
+                .and_then(|()| terminal.flush());
+            None
+        }
+        Effect::RunSampling {
+            target,
+            input_key,
+            command,
+            timeout,
+            input,
+        } => Some(Box::pin(async move {
+            let result = crate::launch::run_sampling(&command, timeout, &input).await;
+            Msg::SamplingFinished {
+                target,
+                input_key,
+                result,
+            }
+        })),
+        _ => None,
+    }
+}
+
 /// Write bytes straight to the terminal (bell, OSC sequences).
 fn write_terminal(bytes: &[u8]) {
     use std::io::Write as _;
@@ -231,7 +264,7 @@ fn viewport(state: &State, width: u16, height: u16) -> Msg {
     }
 }
 
-type Load = BoxFuture<'static, Msg>;
+pub(crate) type Load = BoxFuture<'static, Msg>;
 
 /// The loop itself, on any backend and input stream (it returns when `input` ends).
 pub async fn event_loop<B, I>(
@@ -417,26 +450,11 @@ where
                         write_terminal(&bytes);
                     }
                 }
-                Effect::OpenBrowser(url) => {
-                    if let Err(e) = crate::launch::open_browser(&url) {
-                        loads.push(Box::pin(async move { Msg::BrowserFailed(e) }));
+                fx @ (Effect::OpenBrowser(_) | Effect::Copy(_) | Effect::RunSampling { .. }) => {
+                    if let Some(load) = run_outside(fx, &mut std::io::stdout()) {
+                        loads.push(load);
                     }
                 }
-                Effect::Copy(text) => write_terminal(&crate::launch::osc52(&text)),
-                Effect::RunSampling {
-                    target,
-                    input_key,
-                    command,
-                    timeout,
-                    input,
-                } => loads.push(Box::pin(async move {
-                    let result = crate::launch::run_sampling(&command, timeout, &input).await;
-                    Msg::SamplingFinished {
-                        target,
-                        input_key,
-                        result,
-                    }
-                })),
             }
         }
     }

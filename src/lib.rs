@@ -17,6 +17,7 @@ pub mod ids;
 pub mod launch;
 pub mod ledger;
 pub mod mcp;
+pub mod prompt;
 pub mod sanitize;
 pub mod state;
 pub mod ui;

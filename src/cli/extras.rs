@@ -58,11 +58,7 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
     if std::env::var_os("TASKRAIL_NO_NOTIFY").is_some_and(|v| !v.is_empty() && v != "0") {
         settings.notify = NotifyConfig::off();
     }
-    settings.input = config
-        .servers
-        .iter()
-        .map(|s| (ServerId::named(&s.name), s.server_input()))
-        .collect();
+    settings.input = configured_input(config);
     if let (Some(name), Some(theme)) = (&config.theme_name, &config.theme) {
         if !settings.themes.iter().any(|(n, _)| n == name) {
             settings.themes.push((name.clone(), theme.clone()));
@@ -70,6 +66,27 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
         settings.theme = name.clone();
     }
     settings
+}
+
+/// The prompt of `call` on a terminal: the configured keymap and what each configured
+/// server is offered.
+pub fn prompt_settings(ctx: &Context) -> crate::prompt::PromptSettings {
+    let config = &ctx.config;
+    crate::prompt::PromptSettings {
+        keymap: config.apply_keys(Keymap::default_keymap()),
+        input: configured_input(config),
+    }
+}
+
+/// What each configured server is offered, by its id.
+fn configured_input(
+    config: &Config,
+) -> std::collections::HashMap<ServerId, crate::state::ServerInput> {
+    config
+        .servers
+        .iter()
+        .map(|s| (ServerId::named(&s.name), s.server_input()))
+        .collect()
 }
 
 /// `taskrail export TASK_ID [-o FILE]`.

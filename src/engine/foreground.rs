@@ -639,7 +639,9 @@ mod tests {
         };
         let RoundStart::Asked(asked) = f.open_round(
             call,
-            RoundKind::Mrtr { request_state: None },
+            RoundKind::Mrtr {
+                request_state: None,
+            },
             [("s".to_string(), sampling)].into_iter().collect(),
             |_| Handling::Person,
             WAIT,

@@ -108,6 +108,15 @@ pub(super) fn open(state: &mut State, key: Option<TaskKey>, now: Now) {
     open_requests(state, target, title, &requests, now);
 }
 
+/// Open the view answering `target`: a task's pending requests, or one request outside
+/// any task.
+pub(super) fn open_target(state: &mut State, target: &InputTarget, now: Now) {
+    match target {
+        InputTarget::Task(key) => open(state, Some(key.clone()), now),
+        InputTarget::Foreground { server, key } => foreground::open(state, server, key, now),
+    }
+}
+
 /// Open the view `requests` need: the form for form-mode requests (and unknown kinds,
 /// shown as JSON), else the consent view of the first link, else the sampling view, else
 /// the roots view (roots are only asked here when not offered).

@@ -6,7 +6,7 @@
 //! render or do I/O.
 
 use super::modal::{InputTarget, Modal};
-use super::{Now, State, TaskKey, foreground, forms};
+use super::{Now, State, TaskKey, forms};
 use crate::engine::{NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
 
@@ -144,10 +144,7 @@ pub(super) fn answer_selected(state: &mut State, now: Now) {
     if state.refuse_read_only(now) {
         return;
     }
-    match &entry.target {
-        InputTarget::Task(key) => forms::open(state, Some(key.clone()), now),
-        InputTarget::Foreground { server, key } => foreground::open(state, server, key, now),
-    }
+    forms::open_target(state, &entry.target, now);
 }
 
 /// Remember when a request was first seen (the inbox's order).

@@ -105,6 +105,8 @@ pub enum Msg {
     Mouse(Mouse),
     /// The result of an `Effect::Export`: the file written, or why not.
     Exported(Result<String, String>),
+    /// Open the view answering these requests (a one-request prompt starts with it).
+    Answer(InputTarget),
     /// An `Effect::OpenBrowser` could not start the browser.
     BrowserFailed(String),
     /// An `Effect::RunSampling` ended: the command's stdout, or why it failed.

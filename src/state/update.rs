@@ -33,6 +33,7 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
             on_engine(state, event, now, &mut fx);
             alerts::ring(state, watch, &mut fx);
         }
+        Msg::Answer(target) => forms::open_target(state, &target, now),
         Msg::BrowserFailed(error) => consent::browser_failed(state, &error, now),
         Msg::SamplingFinished {
             target,

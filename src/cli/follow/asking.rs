@@ -1,0 +1,138 @@
+//! How `call` puts input requests to the person. On a terminal: the prompt, the
+//! dashboard's own views for the form, the link or the sampling request. Without one, a
+//! task's request is printed (answer it on stdin or with `taskrail answer`), and a request
+//! outside any task is declined at once, saying why — nobody is there to answer it.
+//!
+//! Must not talk to servers except through the engine.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::Follower;
+use crate::engine::{EngineCommand, InputOrigin, ServerId, TaskId};
+use crate::mcp::{InputKind, InputRequest};
+use crate::prompt::{self, Ask};
+use crate::sanitize::sanitize_line;
+
+fn what(request: &InputRequest) -> &'static str {
+    match InputKind::of(request) {
+        InputKind::Form => "a form",
+        InputKind::Url { .. } => "a link to open",
+        InputKind::Sampling => "an LLM reply (sampling)",
+        InputKind::Roots => "the roots list",
+        InputKind::Other(_) => "input of an unknown kind",
+    }
+}
+
+fn origin_text(origin: &InputOrigin) -> String {
+    match origin {
+        InputOrigin::Call { tool, .. } => format!("during {}", sanitize_line(tool, 60)),
+        InputOrigin::Session => "outside any call".to_string(),
+    }
+}
+
+impl Follower {
+    /// A task's input request: the prompt on a terminal. Returns false when there is no
+    /// terminal (the caller prints it).
+    pub(super) async fn ask_task(
+        &mut self,
+        server: &ServerId,
+        task_id: &TaskId,
+        key: &str,
+        request: &InputRequest,
+    ) -> bool {
+        let Some(settings) = self.prompt.clone() else {
+            return false;
+        };
+        let Some(task) = self
+            .targets
+            .get(&(server.clone(), task_id.clone()))
+            .and_then(|t| t.last.clone())
+        else {
+            return false;
+        };
+        let ask = Ask::Task {
+            server: server.clone(),
+            tool: self.tool.clone(),
+            task,
+            key: key.to_string(),
+            request: request.clone(),
+        };
+        match prompt::ask(ask, &settings).await {
+            Ok(cmds) if cmds.is_empty() => {
+                eprintln!(
+                    "input for task {task_id} not answered; answer it with `taskrail answer` (or run the dashboard)"
+                );
+            }
+            Ok(cmds) => self.send_all(cmds).await,
+            Err(e) => eprintln!("cannot ask on this terminal: {e:#}"),
+        }
+        true
+    }
+
+    /// A request outside any task: the prompt on a terminal, else declined with the reason.
+    pub(super) async fn ask_foreground(
+        &mut self,
+        server: ServerId,
+        key: String,
+        origin: InputOrigin,
+        request: InputRequest,
+        expires_in: Duration,
+    ) {
+        let message = request
+            .message()
+            .map(|m| sanitize_line(m, 300))
+            .unwrap_or_default();
+        eprintln!(
+            "{server} asks for {} {}: {message}",
+            what(&request),
+            origin_text(&origin)
+        );
+        let Some(settings) = self.prompt.clone() else {
+            eprintln!(
+                "  declined: stdin is not a terminal, so nobody can answer it here (run `taskrail call` on a terminal, or use the dashboard)"
+            );
+            let response = json!({ "action": "decline" });
+            self.engine
+                .send(EngineCommand::AnswerForeground {
+                    server,
+                    key,
+                    response,
+                })
+                .await;
+            return;
+        };
+        let ask = Ask::Foreground {
+            server: server.clone(),
+            key: key.clone(),
+            origin,
+            request,
+            expires_in,
+        };
+        match prompt::ask(ask, &settings).await {
+            Ok(cmds) if cmds.is_empty() => {
+                eprintln!("  closed without an answer: cancelled");
+                let response = json!({ "action": "cancel" });
+                self.engine
+                    .send(EngineCommand::AnswerForeground {
+                        server,
+                        key,
+                        response,
+                    })
+                    .await;
+            }
+            Ok(cmds) => {
+                eprintln!("  answered");
+                self.send_all(cmds).await;
+            }
+            Err(e) => eprintln!("cannot ask on this terminal: {e:#}"),
+        }
+    }
+
+    async fn send_all(&self, cmds: Vec<EngineCommand>) {
+        for cmd in cmds {
+            self.engine.send(cmd).await;
+        }
+    }
+}
