@@ -130,7 +130,7 @@ impl HostedTasks {
         } else {
             "failed"
         };
-        t.message = None;
+        t.message = outcome.as_ref().err().map(|e| e.message.clone());
         t.updated = now;
         t.done.send_replace(Some(outcome));
         true

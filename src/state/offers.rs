@@ -89,9 +89,20 @@ impl State {
             InputKind::Roots => "roots",
             _ => "unknown input",
         };
+        // A legacy server's request can be refused (a JSON-RPC error); a modern task's
+        // only way out is cancelling it.
+        let legacy = self
+            .servers
+            .iter()
+            .any(|s| s.id == row.key.server && s.era == Some(crate::mcp::Era::Legacy));
+        let way_out = if legacy {
+            "a refuses it, c cancels the task"
+        } else {
+            "c cancels the task"
+        };
         Some((
             format!("wants {what}"),
-            "taskrail does not offer it here; c cancels the task".to_string(),
+            format!("taskrail does not offer it here; {way_out}"),
         ))
     }
 }

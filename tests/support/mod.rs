@@ -328,6 +328,7 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
         }
     }
 }
+pub mod browser;
 pub mod raw_http;
 pub mod taskrail;
 pub mod tmux;

@@ -25,6 +25,23 @@ fn what(request: &InputRequest) -> &'static str {
     }
 }
 
+/// ": <the request's message>", or the last message of a sampling conversation.
+fn gist(request: &InputRequest) -> String {
+    let text = request.message().or_else(|| {
+        request
+            .params
+            .get("messages")
+            .and_then(serde_json::Value::as_array)
+            .and_then(|m| m.last())
+            .and_then(|m| m.pointer("/content/text"))
+            .and_then(serde_json::Value::as_str)
+    });
+    match text.map(|t| sanitize_line(t, 300)) {
+        Some(t) if !t.is_empty() => format!(": {t}"),
+        _ => String::new(),
+    }
+}
+
 fn origin_text(origin: &InputOrigin) -> String {
     match origin {
         InputOrigin::Call { tool, .. } => format!("during {}", sanitize_line(tool, 60)),
@@ -80,14 +97,11 @@ impl Follower {
         request: InputRequest,
         expires_in: Duration,
     ) {
-        let message = request
-            .message()
-            .map(|m| sanitize_line(m, 300))
-            .unwrap_or_default();
         eprintln!(
-            "{server} asks for {} {}: {message}",
+            "{server} asks for {} {}{}",
             what(&request),
-            origin_text(&origin)
+            origin_text(&origin),
+            gist(&request)
         );
         let Some(settings) = self.prompt.clone() else {
             eprintln!(
