@@ -1,12 +1,12 @@
 //! One input request answered on a terminal, for `taskrail call`: the dashboard's own
 //! answering views (the form, link consent, sampling) and reducer, drawn full-screen on
-//! stderr (stdout keeps the call's result), until the person answers or closes. Returns
-//! the engine commands the answer makes. Owns the terminal only while it runs and
-//! restores it on every exit path.
+//! stderr (stdout keeps the call's result), until the person answers or closes it, or the
+//! request goes away (the engine's events about it reach the view; every event read is
+//! handed back). Owns the terminal only while it runs and restores it on every exit path.
 //!
 //! Must not talk to servers: the caller sends the commands.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc;
 
 use crate::app::{Load, run_outside, to_key};
 use crate::engine::{EngineCommand, EngineEvent, InputOrigin, KnownTask, ServerId, UpdateSource};
@@ -52,6 +53,44 @@ pub struct PromptSettings {
     pub input: HashMap<ServerId, ServerInput>,
 }
 
+/// How a prompt ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The person answered: the commands to send.
+    Answered(Vec<EngineCommand>),
+    /// The person closed it without answering.
+    Closed,
+    /// The request went away (withdrawn, expired, its task ended, or its time ran out).
+    Gone,
+}
+
+/// Whether an event concerns the request being asked (and goes into its view).
+fn about(ev: &EngineEvent, target: &InputTarget) -> bool {
+    match (ev, target) {
+        (
+            EngineEvent::ForegroundInputClosed { server, key, .. },
+            InputTarget::Foreground { server: s, key: k },
+        ) => server == s && key == k,
+        (EngineEvent::UrlElicitationCompleted { server, .. }, t) => server == t.server(),
+        (EngineEvent::TaskUpdated { server, task, .. }, InputTarget::Task(k)) => {
+            server == &k.server && task.task_id == k.task_id
+        }
+        (
+            EngineEvent::TaskExpired {
+                server, task_id, ..
+            },
+            InputTarget::Task(k),
+        )
+        | (
+            EngineEvent::InputRequested {
+                server, task_id, ..
+            },
+            InputTarget::Task(k),
+        ) => server == &k.server && task_id == &k.task_id,
+        _ => false,
+    }
+}
+
 /// Whether a person can be asked here: stdin and stderr are terminals.
 pub fn available() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
@@ -71,9 +110,14 @@ impl Drop for Restore {
     }
 }
 
-/// Ask the person; the commands their answer makes (none when they closed the view, or
-/// the request's time ran out).
-pub async fn ask(what: Ask, settings: &PromptSettings) -> anyhow::Result<Vec<EngineCommand>> {
+/// Ask the person. `events` is read meanwhile: what concerns the request reaches its view,
+/// and every event read goes to `backlog` for the caller.
+pub async fn ask(
+    what: Ask,
+    settings: &PromptSettings,
+    events: &mut mpsc::Receiver<EngineEvent>,
+    backlog: &mut VecDeque<EngineEvent>,
+) -> anyhow::Result<Outcome> {
     let server = match &what {
         Ask::Task { server, .. } | Ask::Foreground { server, .. } => server.clone(),
     };
@@ -143,9 +187,9 @@ pub async fn ask(what: Ask, settings: &PromptSettings) -> anyhow::Result<Vec<Eng
         update(&mut state, Msg::Engine(ev), now);
     }
     state.notices.clear();
-    update(&mut state, Msg::Answer(target), now);
+    update(&mut state, Msg::Answer(target.clone()), now);
     if state.modals.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Outcome::Gone);
     }
 
     crossterm::terminal::enable_raw_mode().context("cannot set up the terminal")?;
@@ -157,7 +201,7 @@ pub async fn ask(what: Ask, settings: &PromptSettings) -> anyhow::Result<Vec<Eng
     let theme = Theme::default();
     let mut input = EventStream::new();
     let mut loads: FuturesUnordered<Load> = FuturesUnordered::new();
-    let mut commands = Vec::new();
+    let mut events_open = true;
     let far = tokio::time::Instant::now() + Duration::from_secs(86_400);
     loop {
         state.ensure_view();
@@ -183,15 +227,31 @@ pub async fn ask(what: Ask, settings: &PromptSettings) -> anyhow::Result<Vec<Eng
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => return Err(e).context("reading terminal input"),
-                None => return Ok(commands),
+                None => return Ok(Outcome::Closed),
+            },
+            ev = events.recv(), if events_open => match ev {
+                Some(ev) => {
+                    let ours = about(&ev, &target);
+                    backlog.push_back(ev.clone());
+                    if !ours {
+                        continue;
+                    }
+                    Msg::Engine(ev)
+                }
+                None => {
+                    events_open = false;
+                    continue;
+                }
             },
             Some(m) = loads.next(), if !loads.is_empty() => m,
-            _ = tokio::time::sleep_until(deadline.unwrap_or(far)) => return Ok(commands),
+            _ = tokio::time::sleep_until(deadline.unwrap_or(far)) => return Ok(Outcome::Gone),
         };
+        let by_person = matches!(msg, Msg::Key(_));
+        let mut commands = Vec::new();
         for fx in update(&mut state, msg, chrono::Utc::now()) {
             match fx {
                 Effect::Engine(cmd) => commands.push(cmd),
-                Effect::Quit => return Ok(commands),
+                Effect::Quit => return Ok(Outcome::Closed),
                 other => {
                     let mut err = std::io::stderr();
                     if let Some(load) = run_outside(other, &mut err) {
@@ -201,10 +261,16 @@ pub async fn ask(what: Ask, settings: &PromptSettings) -> anyhow::Result<Vec<Eng
                 }
             }
         }
-        // Answered, or closed: the prompt is over (a sampling command still running
-        // keeps it open until its output is read).
+        // Answered, closed, or gone: the prompt is over.
+        if !commands.is_empty() {
+            return Ok(Outcome::Answered(commands));
+        }
         if state.modals.is_empty() {
-            return Ok(commands);
+            return Ok(if by_person {
+                Outcome::Closed
+            } else {
+                Outcome::Gone
+            });
         }
     }
 }

@@ -327,18 +327,23 @@ impl Foreground {
                     return Answered::Unknown;
                 };
                 round.waiting.remove(&input_key);
-                let url = matches!(round.kind, RoundKind::UrlRequired { .. });
-                if is_refusal(&response) && (url || !open.elicitation) {
-                    let why = if url {
-                        "the URL interaction the server required was refused"
-                    } else {
-                        "the server's request was refused, and a refusal cannot be sent in its answer"
+                let url = match &round.kind {
+                    RoundKind::UrlRequired { error } => Some(error.clone()),
+                    RoundKind::Mrtr { .. } => None,
+                };
+                if is_refusal(&response) && (url.is_some() || !open.elicitation) {
+                    let why = match url {
+                        Some(error) => format!(
+                            "{}: the link it requires was refused",
+                            crate::sanitize::sanitize_line(&error, 200)
+                        ),
+                        None => "the server's request was refused, and a refusal cannot be sent in its answer".to_string(),
                     };
                     let round = self.close_round(call_id);
                     return Answered::Refused {
                         call_id,
                         round,
-                        why: why.into(),
+                        why,
                     };
                 }
                 round.responses.insert(input_key, response);

@@ -349,7 +349,12 @@ impl HttpTransport {
 
     /// Legacy: open the session's GET stream (server-initiated notifications and requests).
     /// Reconnects with backoff and `Last-Event-ID` (eventsource-client); ends on 404/405.
-    pub fn open_get_stream(&self) -> Result<MessageStream, McpError> {
+    /// `ready` says whether the server has answered the GET (`Some(true)`), or will not
+    /// (`None`).
+    pub fn open_get_stream(
+        &self,
+        ready: tokio::sync::watch::Sender<Option<bool>>,
+    ) -> Result<MessageStream, McpError> {
         use es::Client as _;
         use eventsource_client as es;
         let mut b = es::ClientBuilder::for_url(self.url.as_str())
@@ -371,21 +376,34 @@ impl HttpTransport {
         }
         let client = b.build_with_transport(ReqwestSse(self.client.clone()));
         let max = self.max_bytes;
-        let stream = client.stream().filter_map(move |item| async move {
-            match item {
-                Ok(es::SSE::Event(ev)) if ev.data.trim().is_empty() => None,
-                Ok(es::SSE::Event(ev)) if ev.data.len() > max => Some(Err(McpError::TooLarge {
-                    size: ev.data.len(),
-                    limit: max,
-                })),
-                Ok(es::SSE::Event(ev)) => Some(Incoming::parse(&ev.data)),
-                Ok(_) => None,
-                Err(es::Error::UnexpectedResponse(r, _)) => Some(Err(McpError::Http {
-                    status: r.status(),
-                    retry_after: None,
-                    body: String::new(),
-                })),
-                Err(e) => Some(Err(McpError::transport(format!("GET stream: {e}")))),
+        let ready = std::sync::Arc::new(ready);
+        let stream = client.stream().filter_map(move |item| {
+            let ready = ready.clone();
+            async move {
+                match item {
+                    Ok(es::SSE::Connected(_)) => {
+                        ready.send_replace(Some(true));
+                        None
+                    }
+                    Ok(es::SSE::Event(ev)) if ev.data.trim().is_empty() => None,
+                    Ok(es::SSE::Event(ev)) if ev.data.len() > max => {
+                        Some(Err(McpError::TooLarge {
+                            size: ev.data.len(),
+                            limit: max,
+                        }))
+                    }
+                    Ok(es::SSE::Event(ev)) => Some(Incoming::parse(&ev.data)),
+                    Ok(_) => None,
+                    Err(es::Error::UnexpectedResponse(r, _)) => {
+                        ready.send_replace(None);
+                        Some(Err(McpError::Http {
+                            status: r.status(),
+                            retry_after: None,
+                            body: String::new(),
+                        }))
+                    }
+                    Err(e) => Some(Err(McpError::transport(format!("GET stream: {e}")))),
+                }
             }
         });
         // 404 (session gone) and 405 (no GET stream) are final; other errors are retried inside.

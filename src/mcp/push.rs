@@ -35,11 +35,13 @@ pub enum ServerPush {
     ToolsChanged,
     /// Legacy: an input request tied to none of our tasks, waiting under `key` for
     /// [`McpClient::answer_foreground`](super::McpClient::answer_foreground). `call` is
-    /// the tag of the `tools/call` whose reply stream carried it.
+    /// the tag of the `tools/call` it came with: the one whose reply stream carried it
+    /// (`on_call_stream`), or else the only call in flight.
     Foreground {
         key: String,
         request: InputRequest,
         call: Option<u64>,
+        on_call_stream: bool,
     },
     /// A foreground request no longer needs an answer (the server cancelled the task it
     /// hosted here).

@@ -95,6 +95,8 @@ pub(super) fn open(state: &mut State, key: Option<TaskKey>, now: Now) {
     if row.pending.is_empty() {
         let text = if row.answer.is_some() {
             "answer sent; waiting for the server to move on"
+        } else if row.needs_input() {
+            "the server has not sent its input request yet; try again in a moment"
         } else {
             "this task is not waiting for input"
         };

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::Follower;
 use crate::engine::{EngineCommand, InputOrigin, ServerId, TaskId};
 use crate::mcp::{InputKind, InputRequest};
-use crate::prompt::{self, Ask};
+use crate::prompt::{self, Ask, Outcome};
 use crate::sanitize::sanitize_line;
 
 fn what(request: &InputRequest) -> &'static str {
@@ -76,13 +76,12 @@ impl Follower {
             key: key.to_string(),
             request: request.clone(),
         };
-        match prompt::ask(ask, &settings).await {
-            Ok(cmds) if cmds.is_empty() => {
-                eprintln!(
-                    "input for task {task_id} not answered; answer it with `taskrail answer` (or run the dashboard)"
-                );
-            }
-            Ok(cmds) => self.send_all(cmds).await,
+        match self.prompt_ask(ask, &settings).await {
+            Ok(Outcome::Closed) => eprintln!(
+                "input for task {task_id} not answered; answer it with `taskrail answer` (or run the dashboard)"
+            ),
+            Ok(Outcome::Gone) => {}
+            Ok(Outcome::Answered(cmds)) => self.send_all(cmds).await,
             Err(e) => eprintln!("cannot ask on this terminal: {e:#}"),
         }
         true
@@ -124,8 +123,9 @@ impl Follower {
             request,
             expires_in,
         };
-        match prompt::ask(ask, &settings).await {
-            Ok(cmds) if cmds.is_empty() => {
+        match self.prompt_ask(ask, &settings).await {
+            Ok(Outcome::Gone) => {}
+            Ok(Outcome::Closed) => {
                 eprintln!("  closed without an answer: cancelled");
                 let response = json!({ "action": "cancel" });
                 self.engine
@@ -136,12 +136,28 @@ impl Follower {
                     })
                     .await;
             }
-            Ok(cmds) => {
+            Ok(Outcome::Answered(cmds)) => {
                 eprintln!("  answered");
                 self.send_all(cmds).await;
             }
             Err(e) => eprintln!("cannot ask on this terminal: {e:#}"),
         }
+    }
+
+    /// The prompt, reading the engine's events meanwhile (kept for after it).
+    async fn prompt_ask(
+        &mut self,
+        ask: Ask,
+        settings: &prompt::PromptSettings,
+    ) -> anyhow::Result<Outcome> {
+        let Some(mut events) = self.events.take() else {
+            anyhow::bail!("no engine events to follow");
+        };
+        let mut backlog = std::mem::take(&mut self.backlog);
+        let outcome = prompt::ask(ask, settings, &mut events, &mut backlog).await;
+        self.events = Some(events);
+        self.backlog = backlog;
+        outcome
     }
 
     async fn send_all(&self, cmds: Vec<EngineCommand>) {

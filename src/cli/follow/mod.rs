@@ -52,6 +52,10 @@ pub struct Follower {
     prompt: Option<crate::prompt::PromptSettings>,
     /// The tool of our call (for the prompt's title).
     tool: Option<String>,
+    /// The engine's events, while `run` runs (a prompt reads them too).
+    events: Option<mpsc::Receiver<EngineEvent>>,
+    /// Events a prompt read, to handle once it closes.
+    backlog: std::collections::VecDeque<EngineEvent>,
 }
 
 fn exit_code(task: &Task) -> u8 {
@@ -84,6 +88,8 @@ impl Follower {
             unrecorded: false,
             prompt: None,
             tool: None,
+            events: None,
+            backlog: Default::default(),
         }
     }
 
@@ -137,20 +143,50 @@ impl Follower {
     }
 
     /// Run until every target ended (or Ctrl-C). Returns the exit code.
-    pub async fn run(mut self, mut events: mpsc::Receiver<EngineEvent>) -> u8 {
+    pub async fn run(mut self, events: mpsc::Receiver<EngineEvent>) -> u8 {
         // On a terminal the prompt reads the keys; typed JSON lines are for pipes.
         let mut answers = if self.prompt.is_some() {
             None
         } else {
             stdin_lines()
         };
+        self.events = Some(events);
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         loop {
             if let Some(code) = self.finished() {
                 return code;
             }
-            tokio::select! {
-                ev = events.recv() => match ev {
+            if let Some(ev) = self.backlog.pop_front() {
+                if let Some(code) = self.on_event(ev).await {
+                    return code;
+                }
+                continue;
+            }
+            let Some(mut events) = self.events.take() else {
+                return exit::CONNECTION;
+            };
+            let next = tokio::select! {
+                ev = events.recv() => Some(ev),
+                line = recv_line(&mut answers) => {
+                    match line {
+                        Some(line) => self.on_answer_line(&line).await,
+                        None => answers = None,
+                    }
+                    None
+                }
+                _ = tick.tick() => {
+                    self.expire_payload_waits();
+                    None
+                }
+                _ = tokio::signal::ctrl_c() => {
+                    self.detach_message();
+                    return exit::INTERRUPTED;
+                }
+            };
+            self.events = Some(events);
+            match next {
+                None => {}
+                Some(ev) => match ev {
                     Some(ev) => {
                         if let Some(code) = self.on_event(ev).await {
                             return code;
@@ -158,15 +194,6 @@ impl Follower {
                     }
                     None => return exit::CONNECTION,
                 },
-                line = recv_line(&mut answers) => match line {
-                    Some(line) => self.on_answer_line(&line).await,
-                    None => answers = None,
-                },
-                _ = tick.tick() => self.expire_payload_waits(),
-                _ = tokio::signal::ctrl_c() => {
-                    self.detach_message();
-                    return exit::INTERRUPTED;
-                }
             }
         }
     }

@@ -45,17 +45,20 @@ impl ServerActor {
         .await;
     }
 
-    /// A request the client keeps for the person (`ServerPush::Foreground`).
+    /// A request the client keeps for the person (`ServerPush::Foreground`). Only one
+    /// that came on its call's own stream is moot once the call ends.
     pub(super) async fn foreground_pushed(
         &mut self,
         client_key: String,
         request: InputRequest,
         call: Option<u64>,
+        on_call_stream: bool,
     ) {
         let wait = self.cfg.foreground_wait;
+        let bound = call.filter(|_| on_call_stream);
         let key = self
             .foreground
-            .client_asked(&client_key, &request, call, wait, Instant::now());
+            .client_asked(&client_key, &request, bound, wait, Instant::now());
         let origin = self.origin(call);
         self.emit(EngineEvent::ForegroundInputRequested {
             server: self.id(),

@@ -177,8 +177,14 @@ impl ServerActor {
                 }
             }
             ServerPush::ToolsChanged => {}
-            ServerPush::Foreground { key, request, call } => {
-                self.foreground_pushed(key, request, call).await
+            ServerPush::Foreground {
+                key,
+                request,
+                call,
+                on_call_stream,
+            } => {
+                self.foreground_pushed(key, request, call, on_call_stream)
+                    .await
             }
             ServerPush::ForegroundGone { key, reason } => self.foreground_gone(key, reason).await,
             ServerPush::ElicitationComplete { elicitation_id } => {

@@ -207,7 +207,12 @@ impl McpClient {
             None => ReplyTo::Rpc(id.clone()),
         };
         match self.foreground.insert(reply_to.clone(), request.clone()) {
-            Some(key) => Some(ServerPush::Foreground { key, request, call }),
+            Some(key) => Some(ServerPush::Foreground {
+                key,
+                request,
+                call: call.map(|c| c.0),
+                on_call_stream: call.is_some_and(|c| c.1),
+            }),
             None => {
                 let refusal = input::unanswered();
                 match reply_to {

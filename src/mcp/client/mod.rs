@@ -48,6 +48,8 @@ pub struct McpClient {
     calls: Mutex<HashMap<RequestId, u64>>,
     /// This client, for work that outlives one dispatch (a hosted task's `tasks/result`).
     me: std::sync::OnceLock<Weak<McpClient>>,
+    /// Legacy: whether the session's GET stream is up (`None`: none was opened).
+    session_stream: tokio::sync::watch::Sender<Option<bool>>,
 }
 
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
@@ -187,6 +189,7 @@ impl McpClient {
             hosted: HostedTasks::default(),
             calls: Mutex::new(HashMap::new()),
             me: std::sync::OnceLock::new(),
+            session_stream: tokio::sync::watch::channel(None).0,
         });
         let weak: Weak<McpClient> = Arc::downgrade(&client);
         let _ = client.me.set(weak.clone());
@@ -275,14 +278,18 @@ impl McpClient {
         reply.map_err(|e| McpError::from_rpc(&e, method.starts_with("tasks/")))
     }
 
-    /// The tag of the call whose reply stream carried a server message.
-    pub(super) fn call_tag(&self, via: Option<&RequestId>) -> Option<u64> {
-        let via = via?;
-        self.calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(via)
-            .copied()
+    /// The tag of the call whose reply stream carried a server message. A message on no
+    /// call's stream (stdio has one stream for everything; a legacy server may ask on the
+    /// session stream while it handles a call) belongs to the call in flight when there is
+    /// exactly one.
+    /// The flag says whether it came on that call's own reply stream.
+    pub(super) fn call_tag(&self, via: Option<&RequestId>) -> Option<(u64, bool)> {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        match via {
+            Some(via) => calls.get(via).map(|t| (*t, true)),
+            None if calls.len() == 1 => calls.values().next().map(|t| (*t, false)),
+            None => None,
+        }
     }
 
     /// A request in the connected era; a legacy session that expired (404) is re-initialized once.
@@ -441,6 +448,9 @@ impl McpClient {
                 params["requestState"] = state;
             }
         }
+        if era == Era::Legacy {
+            self.wait_session_stream().await;
+        }
         let timeout = Some(self.opts.call_timeout);
         let headers = self.param_headers(tool, &arguments);
         let first = self
@@ -471,6 +481,25 @@ impl McpClient {
                 .insert(token, task.task_id.clone());
         }
         Ok(outcome)
+    }
+
+    /// Legacy: the session's GET stream is about to be opened; calls wait for it.
+    pub fn expect_session_stream(&self) {
+        self.session_stream.send_if_modified(|s| {
+            let was = s.is_none();
+            if was {
+                *s = Some(false);
+            }
+            was
+        });
+    }
+
+    /// Legacy servers may send a call's input requests on the session stream, and drop
+    /// them when it is not open yet: a call waits (briefly) for a stream being opened.
+    async fn wait_session_stream(&self) {
+        let mut rx = self.session_stream.subscribe();
+        let up = rx.wait_for(|s| *s != Some(false));
+        let _ = tokio::time::timeout(Duration::from_secs(5), up).await;
     }
 
     /// `tasks/get`. Legacy: pending `elicitation/create` requests for the task are merged
@@ -657,7 +686,10 @@ impl McpClient {
     /// Legacy: the session's GET stream; feed each message to [`McpClient::dispatch`].
     pub fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
         match &self.transport {
-            Transport::Http(h) if self.era() == Era::Legacy => h.open_get_stream(),
+            Transport::Http(h) if self.era() == Era::Legacy => {
+                self.session_stream.send_replace(Some(false));
+                h.open_get_stream(self.session_stream.clone())
+            }
             _ => Err(McpError::Unsupported(
                 "no GET stream on this connection".into(),
             )),
