@@ -225,12 +225,17 @@ impl ServerActor {
 
     /// Deadlines: the engine answers on the person's behalf.
     pub(super) async fn expire_foreground(&mut self) {
-        let mins = self.cfg.foreground_wait.as_secs().div_ceil(60);
+        let secs = self.cfg.foreground_wait.as_secs();
+        let mins = if secs < 120 {
+            format!("{secs} s")
+        } else {
+            format!("{} min", secs.div_ceil(60))
+        };
         for expired in self.foreground.expire(Instant::now()) {
             match expired {
                 Expired::Client { key, client_key } => {
                     self.answer_client(key.clone(), client_key, input::unanswered());
-                    let reason = format!("no answer within {mins} min; cancelled");
+                    let reason = format!("no answer within {mins}; cancelled");
                     self.closed(key, reason).await;
                 }
                 Expired::Round {
@@ -239,11 +244,10 @@ impl ServerActor {
                     keys,
                 } => {
                     for key in keys {
-                        self.closed(key, format!("no answer within {mins} min"))
-                            .await;
+                        self.closed(key, format!("no answer within {mins}")).await;
                     }
                     let message = format!(
-                        "the server asked for input and nobody answered within {mins} min; the call was not sent again"
+                        "the server asked for input and nobody answered within {mins}; the call was not sent again"
                     );
                     self.end_call(call_id, round.tool, message).await;
                 }
