@@ -136,16 +136,8 @@ pub async fn ask(
             let known = EngineEvent::TaskKnown {
                 server: server.clone(),
                 task: KnownTask {
-                    task_id: task_id.clone(),
                     tool,
-                    arguments: None,
-                    recorded_at: now,
-                    last: None,
-                    end: None,
-                    parent_task: None,
-                    pending: Vec::new(),
-                    cancel: None,
-                    started_by: None,
+                    ..KnownTask::new(task_id.clone(), now)
                 },
             };
             let snapshot = EngineEvent::snapshot(server.clone(), task, UpdateSource::Poll, None);

@@ -4,10 +4,11 @@
 //! rendered with `TestBackend` at 100x30 and 60x16 with a pinned clock and the default
 //! theme, plus cell-style checks for the emphasised host and the warnings.
 
+mod support;
+
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
-use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
@@ -16,7 +17,7 @@ use taskrail::mcp::{ErrorObject, InputRequest, Task, TaskStatus};
 use taskrail::state::{
     InputTarget, Key, Keymap, Modal, Msg, SamplingSetup, ServerInput, State, TaskKey, update,
 };
-use taskrail::ui::{Dashboard, Theme};
+use taskrail::ui::Theme;
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
@@ -60,16 +61,8 @@ fn waiting(id: &str, tool: &str, requests: Vec<(&str, &str, Value)>) -> Vec<Msg>
         Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
             task: KnownTask {
-                task_id: TaskId::new(id),
                 tool: Some(tool.into()),
-                arguments: None,
-                recorded_at: now() - chrono::TimeDelta::seconds(120),
-                last: None,
-                end: None,
-                parent_task: None,
-                pending: Vec::new(),
-                cancel: None,
-                started_by: None,
+                ..KnownTask::new(TaskId::new(id), now() - chrono::TimeDelta::seconds(120))
             },
         }),
         Msg::Engine(EngineEvent::snapshot(srv(), t, UpdateSource::Poll, Some(5))),
@@ -85,21 +78,7 @@ fn board(input: Option<ServerInput>) -> State {
 }
 
 fn render(state: &State, w: u16, h: u16) -> TestBackend {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let theme = Theme::default();
-    terminal
-        .draw(|f| {
-            f.render_widget(
-                Dashboard {
-                    state,
-                    theme: &theme,
-                    now: now(),
-                },
-                f.area(),
-            )
-        })
-        .unwrap();
-    terminal.backend().clone()
+    support::screen::render(state, w, h, now())
 }
 
 fn snap(name: &str, state: &mut State) {

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use unicode_width::UnicodeWidthChar;
 
 use super::Theme;
-use super::popup::{centered, frame};
+use super::popup::{answer_frame, asked_by};
 use super::text::wrap_words as wrap;
 use crate::sanitize::sanitize_line;
 use crate::state::consent::ConsentView;
@@ -77,23 +77,11 @@ impl Widget for ConsentPopup<'_> {
             theme,
             focused,
         } = self;
-        let rect = centered(
-            area,
-            area.width.saturating_sub(4).min(100),
-            area.height.saturating_sub(2),
-        );
-        let title = format!("Link {}", view.title.trim_start_matches("Input "));
-        let inner = frame(rect, buf, &title, theme, focused);
+        let inner = answer_frame(area, buf, 100, "Link", &view.title, theme, focused);
         let width = inner.width as usize;
         let check = &view.check;
-        let mut lines: Vec<Line<'static>> = vec![Line::from(vec![
-            Span::styled("Asked by server ", theme.dim),
-            Span::styled(
-                sanitize_line(view.target.server().as_str(), 40),
-                theme.accent,
-            ),
-            Span::styled(" to visit a link", theme.dim),
-        ])];
+        let mut lines: Vec<Line<'static>> =
+            vec![asked_by(view.target.server(), " to visit a link", theme)];
         if state.read_only {
             lines.push(Line::styled("read-only: answers are disabled", theme.warn));
         }

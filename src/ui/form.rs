@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Theme;
 use super::detail::doc_window;
-use super::popup::{centered, frame};
+use super::popup::{answer_frame, asked_by, centered, frame};
 use super::text::{fit, wrap};
 use crate::sanitize::sanitize_line;
 use crate::state::State;
@@ -261,16 +261,9 @@ impl Widget for InputFormPopup<'_> {
             theme,
             focused,
         } = self;
-        let rect = popup_rect(area);
-        let inner = frame(rect, buf, &form.title, theme, focused);
+        let inner = answer_frame(area, buf, 100, "Input", &form.title, theme, focused);
         let width = inner.width as usize;
-        let mut lines: Vec<Line<'static>> = vec![Line::from(vec![
-            Span::styled("Asked by server ", theme.dim),
-            Span::styled(
-                sanitize_line(form.target.server().as_str(), 40),
-                theme.accent,
-            ),
-        ])];
+        let mut lines: Vec<Line<'static>> = vec![asked_by(form.target.server(), "", theme)];
         if state.read_only {
             lines.push(Line::styled("read-only: answers are disabled", theme.warn));
         }

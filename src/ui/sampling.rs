@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Theme;
 use super::detail::doc_window;
-use super::popup::{centered, frame};
+use super::popup::{answer_frame, asked_by};
 use super::text::wrap_words as wrap;
 use crate::sanitize::sanitize_line;
 use crate::state::sampling::{Phase, SamplingView};
@@ -42,13 +42,7 @@ impl Widget for SamplingPopup<'_> {
             theme,
             focused,
         } = self;
-        let rect = centered(
-            area,
-            area.width.saturating_sub(4).min(110),
-            area.height.saturating_sub(2),
-        );
-        let title = format!("Sampling {}", view.title.trim_start_matches("Input "));
-        let inner = frame(rect, buf, &title, theme, focused);
+        let inner = answer_frame(area, buf, 110, "Sampling", &view.title, theme, focused);
         let width = inner.width as usize;
         let reply_rows = (inner.height / 3).clamp(3, 12);
         let [head, doc, sep, reply, status, keys] = Layout::vertical([
@@ -60,15 +54,7 @@ impl Widget for SamplingPopup<'_> {
             Constraint::Length(1),
         ])
         .areas(inner);
-        Line::from(vec![
-            Span::styled("Asked by server ", theme.dim),
-            Span::styled(
-                sanitize_line(view.target.server().as_str(), 40),
-                theme.accent,
-            ),
-            Span::styled(format!(" · {}", how(view)), theme.dim),
-        ])
-        .render(head, buf);
+        asked_by(view.target.server(), &format!(" · {}", how(view)), theme).render(head, buf);
         let (window, _, total) =
             doc_window(&view.doc, width, view.scroll, doc.height as usize, theme);
         Paragraph::new(window).render(doc, buf);

@@ -330,5 +330,6 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
 }
 pub mod browser;
 pub mod raw_http;
+pub mod screen;
 pub mod taskrail;
 pub mod tmux;

@@ -106,15 +106,9 @@ impl Follower {
             eprintln!(
                 "  declined: stdin is not a terminal, so nobody can answer it here (run `taskrail call` on a terminal, or use the dashboard)"
             );
-            let response = json!({ "action": "decline" });
-            self.engine
-                .send(EngineCommand::AnswerForeground {
-                    server,
-                    key,
-                    response,
-                })
+            return self
+                .answer(server, key, json!({ "action": "decline" }))
                 .await;
-            return;
         };
         let ask = Ask::Foreground {
             server: server.clone(),
@@ -127,13 +121,7 @@ impl Follower {
             Ok(Outcome::Gone) => {}
             Ok(Outcome::Closed) => {
                 eprintln!("  closed without an answer: cancelled");
-                let response = json!({ "action": "cancel" });
-                self.engine
-                    .send(EngineCommand::AnswerForeground {
-                        server,
-                        key,
-                        response,
-                    })
+                self.answer(server, key, json!({ "action": "cancel" }))
                     .await;
             }
             Ok(Outcome::Answered(cmds)) => {
@@ -158,6 +146,15 @@ impl Follower {
         self.events = Some(events);
         self.backlog = backlog;
         outcome
+    }
+
+    async fn answer(&self, server: ServerId, key: String, response: serde_json::Value) {
+        let cmd = EngineCommand::AnswerForeground {
+            server,
+            key,
+            response,
+        };
+        self.engine.send(cmd).await;
     }
 
     async fn send_all(&self, cmds: Vec<EngineCommand>) {

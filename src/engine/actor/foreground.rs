@@ -113,17 +113,24 @@ impl ServerActor {
         }
         match self.foreground.answer(&key, response.clone()) {
             Answered::Client(client_key) => self.answer_client(key, client_key, response),
-            Answered::Waiting => {}
+            Answered::Unknown => {
+                self.closed(key, "the request was no longer open".into())
+                    .await
+            }
+            round => self.round_answered(round).await,
+        }
+    }
+
+    /// A round moved on: send its call again, or end it.
+    async fn round_answered(&mut self, answered: Answered) {
+        match answered {
             Answered::Ready { call_id, round } => self.send_round(call_id, round),
             Answered::Refused {
                 call_id,
                 round,
                 why,
             } => self.end_call(call_id, round.tool, why).await,
-            Answered::Unknown => {
-                self.closed(key, "the request was no longer open".into())
-                    .await
-            }
+            Answered::Waiting | Answered::Client(_) | Answered::Unknown => {}
         }
     }
 
@@ -263,15 +270,7 @@ impl ServerActor {
                 "the server reports the URL interaction complete".into(),
             )
             .await;
-            match answered {
-                Answered::Ready { call_id, round } => self.send_round(call_id, round),
-                Answered::Refused {
-                    call_id,
-                    round,
-                    why,
-                } => self.end_call(call_id, round.tool, why).await,
-                _ => {}
-            }
+            self.round_answered(answered).await;
         }
         self.emit(EngineEvent::UrlElicitationCompleted {
             server: self.id(),
