@@ -1,6 +1,7 @@
 //! The client-core scenarios against the embedded demo server, run as a separate
 //! `serve-demo` process, in both protocol eras; and crash recovery: `taskrail watch`
 //! killed with SIGKILL, restarted, resuming every task from the ledger.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Snapshot tests of every dashboard view and state, rendered with `TestBackend` at 100x30
 //! and 60x16 with a pinned clock and the default theme. Must not read the real clock.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! configured command (`tests/fake_llm.sh` standing in for `llm`), a URL-mode sign-in
 //! opened in a (fake) browser and marked done — in both protocol eras — and roots answered
 //! from the config. Every wait is bounded; tmux is required.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

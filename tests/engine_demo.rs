@@ -1,6 +1,7 @@
 //! The engine against the embedded demo server, in process: push accounting, chaos
 //! (dropped streams, 503s with Retry-After, stale snapshots), polling politeness.
 //! Every wait is bounded; request counts are read from the server's own `/stats`.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! on the person's behalf (`cancel` to a legacy server's request, the call ended for a
 //! multi-round-trip round), and a request that comes with a call closes when the call ends.
 //! Every wait is bounded.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! server's text reaches (tool names and descriptions, status messages, elicitation
 //! messages, field titles and enum labels, results, errors, URLs, notices) render inert.
 //! Every frame is checked cell by cell and kept as a snapshot.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;

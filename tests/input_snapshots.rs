@@ -3,6 +3,7 @@
 //! offered), the roots view, a form asked outside any task, and a failed task's reason —
 //! rendered with `TestBackend` at 100x30 and 60x16 with a pinned clock and the default
 //! theme, plus cell-style checks for the emphasised host and the warnings.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

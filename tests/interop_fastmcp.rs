@@ -1,5 +1,6 @@
 //! The client core and the CLI against a real third-party server: FastMCP 4.1.4 with
 //! fastmcp-tasks (modern protocol, tasks extension, polling only), over HTTP and stdio.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

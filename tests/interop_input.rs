@@ -6,6 +6,7 @@
 //! which run as tasks hosted on taskrail) and `get-roots-list`, and FastMCP's
 //! multi-round-trip tools. The person is played through tmux (the dashboard, or `taskrail
 //! call` on a terminal); without a terminal the CLI declines. All peers bind 127.0.0.1.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! (modern protocol, `subscriptions/listen` + `notifications/tasks`). Tasks are followed
 //! to their end by push, duplicates are deduplicated, and the state a task had before
 //! the listen opened is fetched once.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Resource bounds with 100,000 tracked tasks: the reducer takes them all, the board
 //! renders only what fits, and memory per task stays small.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;

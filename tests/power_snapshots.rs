@@ -1,6 +1,7 @@
 //! Snapshots of the power features: the inbox, the command line with completions, the
 //! server filter, conformance hints (badge and list), the re-run confirmation, and the
 //! bundled themes' semantic colours. Pinned clock; must not read the real clock.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
@@ -11,7 +12,7 @@ use serde_json::json;
 use taskrail::engine::{EngineEvent, Hint, KnownTask, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, InputRequest, Task, TaskStatus};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
-use taskrail::ui::theme_file::bundled;
+
 use taskrail::ui::{Dashboard, Theme};
 
 fn now() -> DateTime<Utc> {
@@ -301,10 +302,10 @@ fn bundled_themes_keep_their_semantic_colours() {
         let col = row.find(needle).map(|i| row[..i].chars().count()).unwrap() as u16;
         b[(col, 0)].clone()
     };
-    let light = bundled("light").unwrap();
+    let light = Theme::bundled("light").unwrap();
     let cell = cell_of(&render(&s, &light, 100, 30), "✎");
     assert_eq!(cell.fg, Color::Rgb(0xaf, 0x5f, 0x00));
-    let mono = bundled("mono").unwrap();
+    let mono = Theme::bundled("mono").unwrap();
     let cell = cell_of(&render(&s, &mono, 100, 30), "✎");
     assert_eq!(cell.fg, Color::Reset, "mono has no colours");
     assert!(cell.modifier.contains(Modifier::UNDERLINED));

@@ -3,6 +3,7 @@
 //!
 //! CI runs the 2-minute version. The long run is the same test with
 //! `TASKRAIL_SOAK_SECS=1800 TASKRAIL_SOAK_TASKS=500`; it prints its numbers.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -1,20 +1,22 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
 //! (`${ENV}` expanded), per-server `read_only`, poll floor, sampling (a person, or a
-//! command after the person approves) and roots, notifications, mouse, keymap overrides
-//! and a theme. Invalid files give an error naming the line, never a
-//! panic. Owns parsing and validation only: header values are secrets and never appear
+//! command after the person approves), roots and sign-in settings (`[server.auth]`),
+//! notifications, mouse, keymap overrides and a theme. Invalid files give an error naming
+//! the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
+mod auth;
+mod input;
 mod raw;
 #[cfg(test)]
 mod tests;
+pub mod theme;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::state::keymap::{Action, Context, Keymap};
 use crate::state::keys::Key;
-use crate::ui::Theme;
 
 /// Where notifications go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +83,8 @@ pub struct ServerConfig {
     pub headers: Vec<(String, String)>,
     pub read_only: bool,
     pub poll_floor: Option<Duration>,
+    /// Sign-in settings (its `Debug` hides secrets).
+    pub auth: crate::mcp::auth::AuthSettings,
     /// `None`: sampling is not offered to this server.
     pub sampling: Option<Sampling>,
     /// `file://` URIs answered to `roots/list`; `None`: roots are not offered.
@@ -99,6 +103,7 @@ impl std::fmt::Debug for ServerConfig {
             )
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
+            .field("auth", &self.auth)
             .field("sampling", &self.sampling)
             .field("roots", &self.roots)
             .finish()
@@ -147,7 +152,7 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// Theme name (bundled) and the resolved theme.
     pub theme_name: Option<String>,
-    pub theme: Option<Theme>,
+    pub theme: Option<theme::ThemeSpec>,
     pub notify: NotifyConfig,
     pub mouse: bool,
     pub keys: Vec<KeyOverride>,
@@ -215,22 +220,4 @@ impl Config {
     }
 }
 
-/// Expand every `${VAR}`; errors name the variable, never the text around it.
-pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after.find('}').ok_or("`${` without a closing `}`")?;
-        let var = &after[..end];
-        if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!("`${{{var}}}` is not an environment variable name"));
-        }
-        let val = env(var).ok_or_else(|| format!("environment variable {var} is not set"))?;
-        out.push_str(&val);
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
+pub use crate::mcp::endpoint::expand_env;

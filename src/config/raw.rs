@@ -8,13 +8,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{
-    Config, Desktop, KeyOverride, NotifyConfig, SAMPLING_TIMEOUT, Sampling, ServerConfig, Target,
-    expand_env,
-};
+use super::theme::{self as theme_file, line_of};
+use super::{Config, Desktop, KeyOverride, NotifyConfig, ServerConfig, Target, expand_env};
 use crate::state::keymap::{Action, Keymap};
 use crate::state::keys::Key;
-use crate::ui::theme_file::{self, line_of};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +36,7 @@ struct RawServer {
     #[serde(default)]
     read_only: bool,
     poll_floor_ms: Option<Spanned<u64>>,
+    auth: Option<Spanned<super::auth::RawAuth>>,
     sampling: Option<Spanned<toml::Value>>,
     roots: Option<Spanned<Vec<Spanned<String>>>>,
 }
@@ -73,7 +71,7 @@ pub(super) fn parse(
     })?;
     let mut config = Config::defaults();
     for s in &raw.server {
-        let server = server(text, s, env)?;
+        let server = server(text, s, env, base)?;
         if config.servers.iter().any(|o| o.name == server.name) {
             return Err(format!(
                 "line {}: a server named {:?} is already configured",
@@ -118,6 +116,7 @@ fn server(
     text: &str,
     s: &Spanned<RawServer>,
     env: &dyn Fn(&str) -> Option<String>,
+    base: &Path,
 ) -> Result<ServerConfig, String> {
     let line = at(text, s);
     let r = s.get_ref();
@@ -200,12 +199,23 @@ fn server(
         None => None,
     };
     let sampling = match &r.sampling {
-        Some(v) => Some(sampling(text, v)?),
+        Some(v) => Some(super::input::sampling(text, v)?),
         None => None,
     };
     let roots = match &r.roots {
-        Some(list) => Some(roots(text, list)?),
+        Some(list) => Some(super::input::roots(text, list)?),
         None => None,
+    };
+    let auth = match &r.auth {
+        Some(a) if matches!(&target, Target::Command(_)) => {
+            return Err(format!(
+                "line {}: [server.auth] applies to url servers only (server {name:?} is a command: \
+                 give it credentials in its environment)",
+                at(text, a)
+            ));
+        }
+        Some(a) => super::auth::settings(text, a.get_ref(), env, base)?,
+        None => Default::default(),
     };
     Ok(ServerConfig {
         name,
@@ -213,75 +223,10 @@ fn server(
         headers,
         read_only: r.read_only,
         poll_floor,
+        auth,
         sampling,
         roots,
     })
-}
-
-/// `sampling = "person"` or `sampling = { command = "llm -m …", timeout_secs = 120 }`.
-fn sampling(text: &str, v: &Spanned<toml::Value>) -> Result<Sampling, String> {
-    let line = at(text, v);
-    let usage = "use sampling = \"person\" or sampling = { command = \"…\" }";
-    match v.get_ref() {
-        toml::Value::String(s) if s == "person" => Ok(Sampling::Person),
-        toml::Value::String(s) => Err(format!("line {line}: sampling = {s:?}: {usage}")),
-        toml::Value::Table(t) => {
-            if let Some(k) = t
-                .keys()
-                .find(|k| !["command", "timeout_secs"].contains(&k.as_str()))
-            {
-                return Err(format!(
-                    "line {line}: unknown sampling setting {k:?} (command, timeout_secs)"
-                ));
-            }
-            let command = match t.get("command") {
-                Some(toml::Value::String(c)) if shlex::split(c).is_some_and(|a| !a.is_empty()) => {
-                    c.trim().to_string()
-                }
-                Some(toml::Value::String(c)) => {
-                    return Err(format!(
-                        "line {line}: sampling command {c:?} is not a command line"
-                    ));
-                }
-                Some(_) => return Err(format!("line {line}: sampling command must be a string")),
-                None => return Err(format!("line {line}: sampling needs a command: {usage}")),
-            };
-            let timeout = match t.get("timeout_secs") {
-                None => SAMPLING_TIMEOUT,
-                Some(toml::Value::Integer(n)) if (1..=3600).contains(n) => {
-                    Duration::from_secs(*n as u64)
-                }
-                Some(_) => {
-                    return Err(format!(
-                        "line {line}: sampling timeout_secs must be a whole number from 1 to 3600"
-                    ));
-                }
-            };
-            Ok(Sampling::Command { command, timeout })
-        }
-        _ => Err(format!("line {line}: {usage}")),
-    }
-}
-
-/// `roots = ["file:///…", …]`: absolute `file://` URIs.
-fn roots(text: &str, list: &Spanned<Vec<Spanned<String>>>) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    for r in list.get_ref() {
-        let uri = r.get_ref().trim();
-        let ok =
-            url::Url::parse(uri).is_ok_and(|u| u.scheme() == "file" && u.path().starts_with('/'));
-        if !ok {
-            return Err(format!(
-                "line {}: root {uri:?} is not a file:// URI (like \"file:///home/me/project\")",
-                at(text, r)
-            ));
-        }
-        if out.len() >= 64 {
-            return Err(format!("line {}: at most 64 roots", at(text, r)));
-        }
-        out.push(uri.to_string());
-    }
-    Ok(out)
 }
 
 fn notify(text: &str, n: &RawNotify) -> Result<NotifyConfig, String> {

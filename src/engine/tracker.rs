@@ -44,6 +44,8 @@ pub struct TrackedTask {
     pub provisional: bool,
     /// The legacy session the task lives in (a ledger `sessions` row).
     pub session: Option<i64>,
+    /// Polls since the last write that changed nothing (written as one `polls` event).
+    pub quiet_polls: u32,
 }
 
 /// What one snapshot changed.

@@ -57,6 +57,8 @@ pub enum EventKind {
     CancelAcked,
     Push,
     Poll,
+    /// Polls that changed nothing, counted (so the timeline tells the request rate).
+    Polls,
     Resync,
     Expired,
     Error,
@@ -65,7 +67,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 12] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::Created,
         EventKind::Status,
         EventKind::InputRequested,
@@ -74,6 +76,7 @@ impl EventKind {
         EventKind::CancelAcked,
         EventKind::Push,
         EventKind::Poll,
+        EventKind::Polls,
         EventKind::Resync,
         EventKind::Expired,
         EventKind::Error,
@@ -91,6 +94,7 @@ impl EventKind {
             EventKind::CancelAcked => "cancel_acked",
             EventKind::Push => "push",
             EventKind::Poll => "poll",
+            EventKind::Polls => "polls",
             EventKind::Resync => "resync",
             EventKind::Expired => "expired",
             EventKind::Error => "error",

@@ -84,6 +84,8 @@ pub struct ConnectOptions {
     pub client_version: String,
     /// The input kinds answered for this server (declared in the client capabilities).
     pub input: InputSupport,
+    /// OAuth sign-in for HTTP servers (none: only the static headers).
+    pub auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
 
 impl Default for ConnectOptions {
@@ -99,14 +101,23 @@ impl Default for ConnectOptions {
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
             input: InputSupport::default(),
+            auth: None,
         }
     }
 }
 
 impl ConnectOptions {
-    /// Parse `Name: value` or `Name=value`; a value of `${VAR}` or `$VAR` is read from the
+    /// Parse `Name: value` or `Name=value`; `${VAR}` in the value is read from the
     /// environment (so tokens stay out of command lines and files).
     pub fn parse_header(spec: &str) -> Result<(String, String), McpError> {
+        Self::parse_header_with(spec, &process_env)
+    }
+
+    /// [`ConnectOptions::parse_header`] with `env` resolving `${VAR}`.
+    pub fn parse_header_with(
+        spec: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(String, String), McpError> {
         let (name, value) = spec
             .split_once(':')
             .or_else(|| spec.split_once('='))
@@ -123,28 +134,35 @@ impl ConnectOptions {
                 "invalid header name {name:?}"
             )));
         }
-        Ok((name, expand_env(value.trim())?))
+        let value = expand_env(value.trim(), env).map_err(McpError::Unsupported)?;
+        Ok((name, value))
     }
 }
 
-/// Expand every `${VAR}` in `s`; a missing variable is an error naming it.
-pub fn expand_env(s: &str) -> Result<String, McpError> {
+/// Expand every `${VAR}` in `s` with `env`; errors name the variable, never the text around
+/// it (which may be a secret).
+pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| McpError::Unsupported(format!("unterminated ${{ in {s:?}")))?;
+        let end = after.find('}').ok_or("`${` without a closing `}`")?;
         let var = &after[..end];
-        let val = std::env::var(var)
-            .map_err(|_| McpError::Unsupported(format!("environment variable {var} is not set")))?;
+        if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("`${{{var}}}` is not an environment variable name"));
+        }
+        let val = env(var).ok_or_else(|| format!("environment variable {var} is not set"))?;
         out.push_str(&val);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The process environment, for [`expand_env`].
+pub fn process_env(var: &str) -> Option<String> {
+    std::env::var(var).ok()
 }
 
 /// Encode an `Mcp-Name`/`Mcp-Param-*` value: plain visible ASCII as is, anything else
@@ -208,12 +226,15 @@ mod tests {
 
     #[test]
     fn headers_expand_environment() {
-        // SAFETY: test-local variable name, no other thread reads it.
-        unsafe { std::env::set_var("TASKRAIL_TEST_TOKEN_X", "s3cret") };
-        let (n, v) =
-            ConnectOptions::parse_header("Authorization: Bearer ${TASKRAIL_TEST_TOKEN_X}").unwrap();
+        let env = |v: &str| (v == "TASKRAIL_TEST_TOKEN_X").then(|| "s3cret".to_string());
+        let (n, v) = ConnectOptions::parse_header_with(
+            "Authorization: Bearer ${TASKRAIL_TEST_TOKEN_X}",
+            &env,
+        )
+        .unwrap();
         assert_eq!((n.as_str(), v.as_str()), ("Authorization", "Bearer s3cret"));
-        assert!(ConnectOptions::parse_header("X-A: ${TASKRAIL_TEST_MISSING_VAR}").is_err());
+        let err = ConnectOptions::parse_header_with("X-A: ${MISSING}", &env).unwrap_err();
+        assert!(err.to_string().contains("MISSING"), "{err}");
         assert!(ConnectOptions::parse_header("no separator").is_err());
     }
 }

@@ -76,6 +76,7 @@ actions! {
     Done = "done",
     RunCommand = "run_command",
     Roots = "roots",
+    SignIn = "sign_in",
 }
 
 impl fmt::Display for Action {

@@ -28,6 +28,7 @@ pub mod roots;
 mod rows;
 pub mod sampling;
 pub mod servers;
+mod signin;
 pub mod task;
 pub mod text_area;
 pub mod time;
@@ -39,9 +40,10 @@ mod tests;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
+use crate::engine::{EngineCommand, EngineEvent, TaskId};
 
-pub use crate::engine::Tombstone;
+pub use crate::engine::{NoticeLevel, ServerId, Tombstone};
+pub use crate::mcp::TaskStatus;
 pub use alerts::{Alert, AlertKind};
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};
@@ -52,6 +54,7 @@ pub use mouse::{Hit, Mouse};
 pub use notices::{NOTICE_SECS, Notice};
 pub use offers::{SamplingSetup, ServerInput};
 pub use servers::{Health, ServerState};
+pub use signin::{SignInState, sign_in_key};
 pub use task::TaskRow;
 pub use time::Now;
 pub use update::update;

@@ -178,9 +178,17 @@ impl TaskRow {
 
     /// Whether the user has something to answer.
     pub fn needs_input(&self) -> bool {
+        // An `input_required` snapshot listing no request at all still wants the user (a
+        // legacy request not fetched yet); one whose requests are all answered does not.
+        let unlisted = self
+            .task
+            .as_ref()
+            .is_some_and(|t| t.input_requests.is_empty());
         !self.is_over()
             && (!self.pending.is_empty()
-                || (self.status() == Some(&TaskStatus::InputRequired) && self.answer.is_none()))
+                || (self.status() == Some(&TaskStatus::InputRequired)
+                    && self.answer.is_none()
+                    && unlisted))
     }
 
     pub fn phase(&self) -> Phase {

@@ -8,6 +8,7 @@ mod board;
 mod cancel;
 mod command_line;
 mod detail;
+mod engine_facts;
 mod forms;
 mod hints;
 mod inbox;
@@ -15,6 +16,7 @@ mod input_kinds;
 mod line_edit;
 mod mouse;
 mod new_task;
+mod signin;
 
 use chrono::{TimeZone, Utc};
 use serde_json::json;

@@ -10,7 +10,7 @@ use super::modal::{ConfirmOp, Modal};
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
     alerts, board, cancel, command, consent, detail, foreground, forms, hints, inbox, mouse,
-    new_task, notices, roots, rows, sampling, servers,
+    new_task, notices, roots, rows, sampling, servers, signin,
 };
 use crate::engine::{EngineCommand, EngineEvent};
 
@@ -135,6 +135,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         | Action::SortNext
         | Action::SortReverse => board::on_action(state, action),
         Action::DismissNotice => notices::dismiss(state, now),
+        Action::SignIn => signin::sign_in(state, None, now, fx),
         Action::NextField | Action::PrevField => {
             forms::move_focus(state, action == Action::NextField)
         }
@@ -310,5 +311,10 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             task_id,
             roots,
         } => roots::shared(state, &server, task_id, roots, now),
+        EngineEvent::SignInRequired { .. }
+        | EngineEvent::SignInStarted { .. }
+        | EngineEvent::SignInIgnored { .. }
+        | EngineEvent::SignedIn { .. }
+        | EngineEvent::SignInFailed { .. } => signin::on_event(state, &event, now),
     }
 }

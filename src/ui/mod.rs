@@ -12,10 +12,10 @@ pub mod inbox;
 pub mod popup;
 pub mod roots;
 pub mod sampling;
+pub mod signin;
 pub mod table;
 pub mod text;
 pub mod theme;
-pub mod theme_file;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -45,6 +45,8 @@ impl ServerActor {
             return;
         }
         match cmd {
+            EngineCommand::SignIn { .. } => return self.start_sign_in().await,
+            EngineCommand::SignInRedirect { url, .. } => return self.pasted_redirect(url).await,
             EngineCommand::Track { task_id, .. } => self.track(task_id).await,
             EngineCommand::CallTool {
                 call_id,
@@ -349,6 +351,8 @@ impl ServerActor {
                 let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
                 let finding = self.conformance.created(&task_id, era, declared);
                 self.hints(finding).await;
+                // A lost session may have been replaced while the call was sent.
+                self.refresh_home_session().await;
                 let session = self.home_session;
                 if session.is_some() {
                     self.created_in_session = true;

@@ -17,11 +17,11 @@ impl ServerActor {
         let endpoint = self.spec.endpoint.clone();
         let options = self.spec.options.clone();
         let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
+        self.connect_task = Some(tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             let result = McpClient::connect(endpoint, options).await;
             let _ = tx.send(Internal::Connected(result)).await;
-        });
+        }));
     }
 
     pub(super) async fn on_connected(&mut self, result: Connected) {
@@ -64,6 +64,7 @@ impl ServerActor {
                     Box::pin(self.on_command(cmd)).await;
                 }
             }
+            Err(McpError::SignInRequired(reason)) => self.sign_in_required(reason).await,
             Err(e) => {
                 self.connect_attempt += 1;
                 let retry_in = backoff(
@@ -88,6 +89,35 @@ impl ServerActor {
                 self.start_connect(retry_in);
             }
         }
+    }
+
+    /// The home connection started a new legacy session (the old one was lost): record
+    /// it, and end the old one's tasks.
+    pub(super) async fn refresh_home_session(&mut self) {
+        let Some(session) = self.client.as_ref().and_then(|c| c.legacy_session()) else {
+            return;
+        };
+        let row = self.record_session(&session).await;
+        if row == self.home_session {
+            return;
+        }
+        if let Some(old) = self.home_session {
+            let lost: Vec<TaskId> = self
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.live() && t.session == Some(old))
+                .map(|(id, _)| id.clone())
+                .collect();
+            self.home_session = row;
+            self.lost_sessions.insert(old);
+            self.ledger(move |l| l.session_lost(old)).await;
+            for id in lost {
+                self.end_task(&id, crate::ledger::Tombstone::SessionLost, false)
+                    .await;
+            }
+        }
+        self.home_session = row;
+        self.created_in_session = false;
     }
 
     async fn record_session(&self, session: &LegacySession) -> Option<i64> {

@@ -348,6 +348,7 @@ impl ServerActor {
     /// A task ends without a terminal state: a tombstone (`record`: write it to the ledger,
     /// unless another process did).
     pub(super) async fn end_task(&mut self, task_id: &TaskId, why: Tombstone, record: bool) {
+        self.flush_quiet_polls(task_id);
         if let Some(t) = self.tasks.get_mut(task_id) {
             if t.terminal || t.expired {
                 return;

@@ -42,6 +42,14 @@ impl ServerActor {
             .get(&task_id)
             .and_then(|t| t.last.clone())
             .unwrap_or(task);
+        if !r.changed && source == UpdateSource::Poll {
+            // Nothing to write; the count says how often we asked.
+            if let Some(t) = self.tasks.get_mut(&task_id) {
+                t.quiet_polls = t.quiet_polls.saturating_add(1);
+            }
+        } else {
+            self.flush_quiet_polls(&task_id);
+        }
         if (r.changed || source != UpdateSource::Poll)
             && let Some(ledger) = &self.ledger
         {
@@ -108,6 +116,24 @@ impl ServerActor {
             // Legacy servers deliver the input request on the stream of a `tasks/result` call.
             self.fetch_result(&task_id);
         }
+    }
+
+    /// Write the count of polls that changed nothing since the last write (one `polls`
+    /// event), before whatever is written next.
+    pub(super) fn flush_quiet_polls(&mut self, task_id: &TaskId) {
+        let Some(t) = self.tasks.get_mut(task_id) else {
+            return;
+        };
+        let count = std::mem::take(&mut t.quiet_polls);
+        if count == 0 {
+            return;
+        }
+        let status = t.last.as_ref().map(|l| l.status.as_str().to_string());
+        let (server, id) = (self.id(), task_id.clone());
+        self.ledger_queue(move |l| {
+            let detail = json!({ "unchanged": count, "status": status });
+            l.record_event(&server, &id, EventKind::Polls, None, &detail)
+        });
     }
 
     /// The payload of a terminal task (legacy `tasks/result`): merged into the terminal
@@ -262,7 +288,7 @@ impl ServerActor {
                 attempt,
                 retry_in,
             } => {
-                tracing::info!(server = %self.spec.id, "push stream lost: {error}");
+                tracing::info!(server = %self.spec.id, "push stream lost: {}", self.mask_ids(&error));
                 self.subscribed.clear();
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
@@ -289,7 +315,7 @@ impl ServerActor {
                 .await;
             }
             ListenMsg::Unavailable(why) => {
-                tracing::info!(server = %self.spec.id, "no push: {why}");
+                tracing::info!(server = %self.spec.id, "no push: {}", self.mask_ids(&why));
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
                 }

@@ -36,6 +36,7 @@ mod foreground;
 mod ingest;
 mod outbox;
 mod polling;
+mod signin;
 
 type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
 
@@ -85,6 +86,7 @@ pub(super) enum Internal {
     },
     Tools(Result<Vec<ToolInfo>, McpError>),
     Listen(ListenMsg),
+    SignedIn(Result<(), String>),
     /// A push from a rejoined legacy session.
     SessionPush(ServerPush),
 }
@@ -132,13 +134,20 @@ pub(super) struct ServerActor {
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
     conformance: Conformance,
+    connect_task: Option<JoinHandle<()>>,
+    sign_in: signin::SignIn,
     /// Requests we left for the follower of a task.
     awaited: HashMap<i64, Awaited>,
     /// Outbox requests we are carrying out (each once).
     serving: HashSet<i64>,
+    /// Seconds of the 1 Hz tick so far.
+    ticks: u64,
     /// Input requests outside any task, waiting for the person.
     foreground: super::foreground::Foreground,
 }
+
+/// Unchanged polls are written as a count at least this often (seconds).
+const QUIET_FLUSH_TICKS: u64 = 60;
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
     match source {
@@ -189,8 +198,11 @@ impl ServerActor {
             stats: RequestStats::default(),
             queued: Vec::new(),
             conformance: Conformance::default(),
+            connect_task: None,
+            sign_in: signin::SignIn::default(),
             awaited: HashMap::new(),
             serving: HashSet::new(),
+            ticks: 0,
             foreground: Default::default(),
         }
     }
@@ -301,6 +313,10 @@ impl ServerActor {
     }
 
     async fn shutdown(&mut self) {
+        let ids: Vec<TaskId> = self.tasks.keys().cloned().collect();
+        for id in ids {
+            self.flush_quiet_polls(&id);
+        }
         // Queued snapshots are on disk before the engine stops.
         self.ledger(|_| Ok(())).await;
         if let Some(t) = self.push_task.take() {
@@ -352,6 +368,14 @@ impl ServerActor {
                 false
             }
         });
+    }
+
+    /// `text` with every followed task's full id replaced by its short form (server error
+    /// texts echo ids; logs and notices must not carry them).
+    fn mask_ids(&self, text: &str) -> String {
+        self.tasks
+            .keys()
+            .fold(text.to_string(), |t, id| id.mask(&t))
     }
 
     /// The one read-only check every mutating path goes through.
@@ -425,6 +449,7 @@ impl ServerActor {
                 .await
             }
             Internal::Listen(m) => self.on_listen(m).await,
+            Internal::SignedIn(r) => self.on_signed_in(r).await,
             Internal::SessionPush(p) => self.on_push(p).await,
         }
     }
@@ -436,6 +461,18 @@ impl ServerActor {
         }
         self.expire_awaited().await;
         self.take_over_lapsed().await;
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.ticks.is_multiple_of(QUIET_FLUSH_TICKS) {
+            let quiet: Vec<TaskId> = self
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.quiet_polls > 0)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in quiet {
+                self.flush_quiet_polls(&id);
+            }
+        }
         if let Some((total, rate, errors)) = self.stats.sample() {
             self.emit(EngineEvent::Stats {
                 server: self.id(),

@@ -106,6 +106,18 @@ impl std::fmt::Debug for LegacySession {
 
 type Connection = (Arc<McpClient>, mpsc::Receiver<ServerPush>);
 
+/// Whether a legacy server says it does not know our session: HTTP 404 as the spec asks,
+/// or (the TypeScript SDK's servers) a 400 whose JSON-RPC error names the session.
+fn is_unknown_session(e: &McpError) -> bool {
+    match e {
+        McpError::Http { status: 404, .. } => true,
+        McpError::Rpc { code, message, .. } => {
+            *code == -32000 && message.to_ascii_lowercase().contains("session")
+        }
+        _ => false,
+    }
+}
+
 impl McpClient {
     /// Connect and detect the era. Returns the client and the channel of server pushes
     /// (task notifications on any stream, legacy input requests, progress).
@@ -324,8 +336,8 @@ impl McpClient {
             .raw_request(era, method, params, routing, timeout, tag)
             .await
         {
-            Err(McpError::Http { status: 404, .. })
-                if era == Era::Legacy && self.transport.has_session() =>
+            Err(e)
+                if era == Era::Legacy && self.transport.has_session() && is_unknown_session(&e) =>
             {
                 // The session and its tasks are gone; a new one needs `reinitialize`.
                 self.transport.reset_session();
@@ -684,11 +696,11 @@ impl McpClient {
     }
 
     /// Legacy: the session's GET stream; feed each message to [`McpClient::dispatch`].
-    pub fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
+    pub async fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
         match &self.transport {
             Transport::Http(h) if self.era() == Era::Legacy => {
                 self.session_stream.send_replace(Some(false));
-                h.open_get_stream(self.session_stream.clone())
+                h.open_get_stream(self.session_stream.clone()).await
             }
             _ => Err(McpError::Unsupported(
                 "no GET stream on this connection".into(),
