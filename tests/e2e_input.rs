@@ -86,8 +86,9 @@ fn a_sampling_request_is_answered_by_typing_the_reply() {
     let tmux = Tmux::start("sampling-typed");
     dashboard(&tmux, &tr, &cfg, "");
     open_input(&tmux, &id);
+    // the whole view, not a capture taken while tmux is still drawing it
     let screen = tmux.wait("the sampling view", |s| {
-        s.contains("Sampling for summarize")
+        s.contains("Sampling for summarize") && s.contains("max tokens")
     });
     assert!(
         screen.contains("you type the assistant's reply"),
