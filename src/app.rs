@@ -52,6 +52,8 @@ pub struct DashboardSettings {
     pub theme: String,
     pub notify: NotifyConfig,
     pub mouse: bool,
+    /// What each server is offered beyond forms and links (sampling, roots).
+    pub input: std::collections::HashMap<ServerId, crate::state::ServerInput>,
 }
 
 impl Default for DashboardSettings {
@@ -62,6 +64,7 @@ impl Default for DashboardSettings {
             theme: "dark".into(),
             notify: NotifyConfig::default(),
             mouse: true,
+            input: Default::default(),
         }
     }
 }
@@ -91,6 +94,46 @@ pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
         out.push(0x07);
     }
     out
+}
+
+/// Run an effect that reaches outside taskrail, on the person's keypress: the browser,
+/// the clipboard (OSC 52 written to `terminal`), a sampling command. What it comes to
+/// arrives later as a message (a future to poll); other effects are ignored.
+pub(crate) fn run_outside(effect: Effect, terminal: &mut dyn std::io::Write) -> Option<Load> {
+    match effect {
+        Effect::OpenBrowser(url) => match crate::launch::open_browser(&url) {
+            Ok(()) => None,
+            Err(e) => Some(Box::pin(async move { Msg::BrowserFailed(e) })),
+        },
+        Effect::Copy(text) => {
+            let _ = terminal
+                .write_all(&crate::launch::osc52(&text))
+                .and_then(|()| terminal.flush());
+            None
+        }
+        Effect::RunSampling {
+            target,
+            input_key,
+            command,
+            timeout,
+            input,
+        } => Some(Box::pin(async move {
+            let result = crate::launch::run_sampling(&command, timeout, &input).await;
+            Msg::SamplingFinished {
+                target,
+                input_key,
+                result,
+            }
+        })),
+        _ => None,
+    }
+}
+
+/// Write bytes straight to the terminal (bell, OSC sequences).
+fn write_terminal(bytes: &[u8]) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout();
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
 }
 
 /// Everything the dashboard needs from the rest of the program.
@@ -218,7 +261,7 @@ fn viewport(state: &State, width: u16, height: u16) -> Msg {
     }
 }
 
-type Load = BoxFuture<'static, Msg>;
+pub(crate) type Load = BoxFuture<'static, Msg>;
 
 /// The loop itself, on any backend and input stream (it returns when `input` ends).
 pub async fn event_loop<B, I>(
@@ -243,6 +286,7 @@ where
     let mut state = State::new(servers, read_only, settings.keymap);
     state.themes = settings.themes.iter().map(|(n, _)| n.clone()).collect();
     state.theme = settings.theme.clone();
+    state.input = settings.input.clone();
     let find_theme = |name: &str| {
         settings
             .themes
@@ -400,9 +444,12 @@ where
                 Effect::Alert(alert) => {
                     let bytes = alert_bytes(&settings.notify, &alert);
                     if !bytes.is_empty() {
-                        use std::io::Write as _;
-                        let mut out = std::io::stdout();
-                        let _ = out.write_all(&bytes).and_then(|()| out.flush());
+                        write_terminal(&bytes);
+                    }
+                }
+                fx @ (Effect::OpenBrowser(_) | Effect::Copy(_) | Effect::RunSampling { .. }) => {
+                    if let Some(load) = run_outside(fx, &mut std::io::stdout()) {
+                        loads.push(load);
                     }
                 }
             }

@@ -2,8 +2,9 @@
 //! and 60x16 with a pinned clock and the default theme. Must not read the real clock.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod support;
+
 use chrono::{DateTime, TimeZone, Utc};
-use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
@@ -13,7 +14,6 @@ use taskrail::engine::{
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::modal::TimelineState;
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, TaskKey, TimelineEntry, update};
-use taskrail::ui::{Dashboard, Theme};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
@@ -211,21 +211,7 @@ fn board() -> State {
 }
 
 fn render(state: &State, w: u16, h: u16) -> TestBackend {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let theme = Theme::default();
-    terminal
-        .draw(|f| {
-            f.render_widget(
-                Dashboard {
-                    state,
-                    theme: &theme,
-                    now: now(),
-                },
-                f.area(),
-            )
-        })
-        .unwrap();
-    terminal.backend().clone()
+    support::screen::render(state, w, h, now())
 }
 
 fn snap(name: &str, state: &mut State) {

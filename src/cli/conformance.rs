@@ -136,7 +136,7 @@ async fn call_tools(client: &McpClient) -> u8 {
         let args = arguments_for(&tool.input_schema);
         let name = sanitize_line(&tool.name, 80);
         match client
-            .call_tool(&tool.name, Value::Object(args), None)
+            .call_tool(&tool.name, Value::Object(args), None, None)
             .await
         {
             Ok(CallOutcome::Complete(result)) => {

@@ -17,12 +17,13 @@ use crate::mcp::Endpoint;
 use crate::state::Keymap;
 
 /// The engine spec of a configured server: its name, endpoint, headers (after the
-/// `--header` ones), read-only flag and poll floor.
+/// `--header` ones), read-only flag, poll floor and the input kinds it is offered.
 pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8> {
     let endpoint = Endpoint::parse(&s.endpoint_spec())
         .map_err(|e| fail(&format!("server {}: {e}", s.name), exit::USAGE))?;
     let mut options = ctx.connect_options()?;
     options.headers.extend(s.headers.iter().cloned());
+    options.input = s.input_support();
     let options = ctx.with_auth(&endpoint, s.auth.clone(), options)?;
     let mut spec = ServerSpec::new(endpoint, options);
     spec.id = ServerId::named(&s.name);
@@ -58,6 +59,7 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
     if std::env::var_os("TASKRAIL_NO_NOTIFY").is_some_and(|v| !v.is_empty() && v != "0") {
         settings.notify = NotifyConfig::off();
     }
+    settings.input = configured_input(config);
     if let (Some(name), Some(theme)) = (&config.theme_name, &config.theme) {
         if !settings.themes.iter().any(|(n, _)| n == name) {
             settings
@@ -67,6 +69,27 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
         settings.theme = name.clone();
     }
     settings
+}
+
+/// The prompt of `call` on a terminal: the configured keymap and what each configured
+/// server is offered.
+pub fn prompt_settings(ctx: &Context) -> crate::prompt::PromptSettings {
+    let config = &ctx.config;
+    crate::prompt::PromptSettings {
+        keymap: config.apply_keys(Keymap::default_keymap()),
+        input: configured_input(config),
+    }
+}
+
+/// What each configured server is offered, by its id.
+fn configured_input(
+    config: &Config,
+) -> std::collections::HashMap<ServerId, crate::state::ServerInput> {
+    config
+        .servers
+        .iter()
+        .map(|s| (ServerId::named(&s.name), s.server_input()))
+        .collect()
 }
 
 /// `taskrail export TASK_ID [-o FILE]`.

@@ -343,6 +343,9 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
     let server = spec.id.clone();
     let (engine, events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
     let mut follower = Follower::new(engine.clone(), Mode::Call { detach });
+    if crate::prompt::available() && !detach {
+        follower = follower.with_prompt(extras::prompt_settings(ctx), tool);
+    }
     follower.expect_call(server.clone(), 1);
     engine
         .send(EngineCommand::CallTool {

@@ -1,10 +1,12 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
-//! (`${ENV}` expanded), per-server `read_only` and poll floor, notifications, mouse,
-//! keymap overrides, a theme, and per-server sign-in settings (`[server.auth]`). Invalid
-//! files give an error naming the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
+//! (`${ENV}` expanded), per-server `read_only`, poll floor, sampling (a person, or a
+//! command after the person approves), roots and sign-in settings (`[server.auth]`),
+//! notifications, mouse, keymap overrides and a theme. Invalid files give an error naming
+//! the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
 mod auth;
+mod input;
 mod raw;
 #[cfg(test)]
 mod tests;
@@ -66,6 +68,12 @@ pub enum Target {
     Command(String),
 }
 
+/// How a server's `sampling/createMessage` requests are answered.
+pub use crate::state::SamplingSetup as Sampling;
+
+/// A sampling command's default time limit.
+pub const SAMPLING_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// One `[[server]]` entry, validated.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -77,6 +85,10 @@ pub struct ServerConfig {
     pub poll_floor: Option<Duration>,
     /// Sign-in settings (its `Debug` hides secrets).
     pub auth: crate::mcp::auth::AuthSettings,
+    /// `None`: sampling is not offered to this server.
+    pub sampling: Option<Sampling>,
+    /// `file://` URIs answered to `roots/list`; `None`: roots are not offered.
+    pub roots: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -92,11 +104,29 @@ impl std::fmt::Debug for ServerConfig {
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
             .field("auth", &self.auth)
+            .field("sampling", &self.sampling)
+            .field("roots", &self.roots)
             .finish()
     }
 }
 
 impl ServerConfig {
+    /// The input kinds this server is offered (its client capabilities).
+    pub fn input_support(&self) -> crate::mcp::InputSupport {
+        crate::mcp::InputSupport {
+            sampling: self.sampling.is_some(),
+            roots: self.roots.clone(),
+        }
+    }
+
+    /// The same, as the dashboard answers it (who writes a sampling reply).
+    pub fn server_input(&self) -> crate::state::ServerInput {
+        crate::state::ServerInput {
+            sampling: self.sampling.clone(),
+            roots: self.roots.clone(),
+        }
+    }
+
     /// The `--server` form of the target (`URL` or `stdio:<command>`).
     pub fn endpoint_spec(&self) -> String {
         match &self.target {

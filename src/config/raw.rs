@@ -37,6 +37,8 @@ struct RawServer {
     read_only: bool,
     poll_floor_ms: Option<Spanned<u64>>,
     auth: Option<Spanned<super::auth::RawAuth>>,
+    sampling: Option<Spanned<toml::Value>>,
+    roots: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +198,14 @@ fn server(
         Some(ms) => Some(Duration::from_millis(*ms.get_ref())),
         None => None,
     };
+    let sampling = match &r.sampling {
+        Some(v) => Some(super::input::sampling(text, v)?),
+        None => None,
+    };
+    let roots = match &r.roots {
+        Some(list) => Some(super::input::roots(text, list)?),
+        None => None,
+    };
     let auth = match &r.auth {
         Some(a) if matches!(&target, Target::Command(_)) => {
             return Err(format!(
@@ -214,6 +224,8 @@ fn server(
         read_only: r.read_only,
         poll_floor,
         auth,
+        sampling,
+        roots,
     })
 }
 
@@ -263,7 +275,7 @@ fn keys(
         let context = Keymap::context_named(ctx_name).ok_or_else(|| {
             format!(
                 "line {}: unknown key context [keys.{ctx_name}] (board, filter, command, detail, \
-                 form, confirm, picker, help, global)",
+                 form, consent, sampling, confirm, picker, help, global)",
                 at(text, table)
             )
         })?;

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::capabilities::InputSupport;
 use super::error::McpError;
 
 /// A server address: `http://…`, `https://…`, or `stdio:<command line>`.
@@ -81,6 +82,8 @@ pub struct ConnectOptions {
     pub max_message_bytes: usize,
     pub client_name: String,
     pub client_version: String,
+    /// The input kinds answered for this server (declared in the client capabilities).
+    pub input: InputSupport,
     /// OAuth sign-in for HTTP servers (none: only the static headers).
     pub auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
@@ -97,6 +100,7 @@ impl Default for ConnectOptions {
             max_message_bytes: 16 * 1024 * 1024,
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
+            input: InputSupport::default(),
             auth: None,
         }
     }

@@ -228,6 +228,13 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         row.tool.as_deref().unwrap_or("(unknown)"),
     ));
     out.push(DocLine::field("state", phase_text(row)));
+    if let Some(why) = row.failure_reason() {
+        out.push(DocLine {
+            kind: LineKind::Error,
+            label: Some("reason".to_string()),
+            text: why,
+        });
+    }
     if let Some(m) = row.task.as_ref().and_then(|t| t.status_message.as_ref()) {
         out.push(DocLine::field("message", m));
     }
@@ -380,6 +387,9 @@ pub(super) fn scroll(state: &mut State, delta: isize) -> bool {
         Some(Modal::Detail(d)) => &mut d.scroll,
         Some(Modal::Doc(d)) => &mut d.scroll,
         Some(Modal::Help { scroll }) => scroll,
+        Some(Modal::Roots(v)) => &mut v.scroll,
+        Some(Modal::Consent(v)) => &mut v.scroll,
+        Some(Modal::Sampling(v)) => &mut v.scroll,
         _ => return false,
     };
     *slot = slot.saturating_add_signed(delta).min(usize::MAX / 2);

@@ -172,12 +172,13 @@ impl Field {
                     .map(|(c, _)| Value::String(c.value.clone()))
                     .collect();
                 let n = picked.len() as u64;
+                // An optional list left empty is left out: `minItems` binds only a list
+                // that is sent.
+                if n == 0 && !self.required {
+                    return Ok(None);
+                }
                 if n == 0 && min_items.is_none() {
-                    return if self.required {
-                        Err("pick at least one".into())
-                    } else {
-                        Ok(None)
-                    };
+                    return Err("pick at least one".into());
                 }
                 if let Some(min) = min_items.filter(|m| n < *m) {
                     return Err(format!("pick at least {min}"));

@@ -71,6 +71,11 @@ actions! {
     CommandCancel = "command_cancel",
     Complete = "complete",
     Hints = "hints",
+    OpenUrl = "open_url",
+    CopyUrl = "copy_url",
+    Done = "done",
+    RunCommand = "run_command",
+    Roots = "roots",
     SignIn = "sign_in",
 }
 
@@ -92,15 +97,21 @@ pub enum Context {
     Picker,
     Help,
     Command,
+    /// The URL consent view.
+    Consent,
+    /// The sampling view (the reply is typed here).
+    Sampling,
 }
 
 impl Context {
-    pub const ALL: [Context; 9] = [
+    pub const ALL: [Context; 11] = [
         Context::Board,
         Context::Filter,
         Context::Command,
         Context::Detail,
         Context::Form,
+        Context::Consent,
+        Context::Sampling,
         Context::Confirm,
         Context::Picker,
         Context::Help,
@@ -118,6 +129,8 @@ impl Context {
             Context::Picker => "picker",
             Context::Help => "help",
             Context::Command => "command",
+            Context::Consent => "consent",
+            Context::Sampling => "sampling",
         }
     }
 
@@ -132,6 +145,8 @@ impl Context {
             Context::Picker => "Pickers",
             Context::Help => "Help",
             Context::Command => "Command line (`:`)",
+            Context::Consent => "Link consent (URL-mode input)",
+            Context::Sampling => "Sampling (the server asks for an LLM reply)",
         }
     }
 }

@@ -1,15 +1,22 @@
-//! The modal stack's entries: confirmations, the detail and result views, the input form
-//! answering a task's requests, the help, and the new-task pickers and argument form.
+//! The modal stack's entries: confirmations, the detail and result views, the views
+//! answering input (the form, URL consent, sampling) and whose requests they answer, the
+//! roots view, the help, and the new-task pickers and argument form.
 //! Builders turn server data into them; they never send anything themselves.
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::TaskKey;
+use super::consent::ConsentView;
 use super::detail::{DocLine, json_lines};
 use super::form::Form;
+use super::offers::Answering;
+use super::roots::RootsView;
+use super::sampling::SamplingView;
 use super::task::TaskRow;
 use crate::engine::ServerId;
-use crate::mcp::ToolInfo;
+use crate::mcp::{InputRequest, ToolInfo};
 use crate::sanitize::sanitize_line;
 
 /// What a confirmation does when accepted.
@@ -51,14 +58,30 @@ pub struct DocView {
     pub scroll: usize,
 }
 
-/// How one pending request is answered.
+/// Whose requests an answering view answers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum InputTarget {
+    /// A task's input requests.
+    Task(TaskKey),
+    /// A request outside any task, by the engine's key.
+    Foreground { server: ServerId, key: String },
+}
+
+impl InputTarget {
+    pub fn server(&self) -> &ServerId {
+        match self {
+            InputTarget::Task(k) => &k.server,
+            InputTarget::Foreground { server, .. } => server,
+        }
+    }
+}
+
+/// How one pending request is answered in the input form.
 #[derive(Debug, Clone)]
 pub enum SectionKind {
     /// Form-mode elicitation; its fields live in the shared `Form` under this group.
     Fields,
-    /// URL-mode elicitation: consent only.
-    Url { url: String },
-    /// A request kind the dashboard cannot answer (only decline).
+    /// A request kind the form cannot answer (only decline).
     Unsupported { method: String, json: Vec<DocLine> },
 }
 
@@ -69,36 +92,32 @@ pub struct Section {
     pub kind: SectionKind,
 }
 
-/// The form answering a task's pending input requests.
+/// The form answering form-mode requests (a task's, or one outside any task).
 #[derive(Debug, Clone)]
 pub struct InputForm {
-    pub key: TaskKey,
-    pub tool: Option<String>,
+    pub target: InputTarget,
+    /// Sanitized: "Input for deploy 1a2b3c4d", "Input during fetch_data".
+    pub title: String,
     pub sections: Vec<Section>,
     pub form: Form,
     pub error: Option<String>,
 }
 
 impl InputForm {
-    pub fn build(row: &TaskRow) -> InputForm {
+    /// The form of `requests` (form-mode elicitations; anything else is shown as JSON).
+    pub fn build(
+        target: InputTarget,
+        title: String,
+        requests: &BTreeMap<String, InputRequest>,
+    ) -> InputForm {
         let mut form = Form::default();
         let mut sections = Vec::new();
-        for (group, (key, req)) in row.pending.iter().enumerate() {
+        for (group, (key, req)) in requests.iter().enumerate() {
             let message = sanitize_line(req.message().unwrap_or(""), 500);
-            let mode = req.params.get("mode").and_then(Value::as_str);
-            let kind = if req.method != "elicitation/create" {
+            let kind = if Answering::of(req) != Answering::Form {
                 SectionKind::Unsupported {
                     method: sanitize_line(&req.method, 60),
                     json: json_lines(&req.params, 200),
-                }
-            } else if mode == Some("url") {
-                SectionKind::Url {
-                    url: req
-                        .params
-                        .get("url")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
                 }
             } else {
                 let schema = req
@@ -125,13 +144,32 @@ impl InputForm {
             });
         }
         InputForm {
-            key: row.key.clone(),
-            tool: row.tool.clone(),
+            target,
+            title,
             sections,
             form,
             error: None,
         }
     }
+
+    /// The form of a task's pending requests.
+    pub fn for_task(row: &TaskRow) -> InputForm {
+        InputForm::build(
+            InputTarget::Task(row.key.clone()),
+            task_title(row),
+            &row.pending,
+        )
+    }
+}
+
+/// "Input for deploy 1a2b3c4d".
+pub fn task_title(row: &TaskRow) -> String {
+    let tool = row
+        .tool
+        .as_deref()
+        .map(|t| sanitize_line(t, 30))
+        .unwrap_or_else(|| "task".into());
+    format!("Input for {tool} {}", row.short_id())
 }
 
 /// A list to pick from (servers, tools).
@@ -215,4 +253,22 @@ pub enum Modal {
     ToolForm(Box<ToolForm>),
     /// Every pending input request, oldest first.
     Inbox(super::inbox::InboxView),
+    /// Consent to a URL-mode request.
+    Consent(Box<ConsentView>),
+    /// A sampling request: read it, type or produce the reply.
+    Sampling(Box<SamplingView>),
+    /// What a server is offered as roots, and what it was sent.
+    Roots(RootsView),
+}
+
+impl Modal {
+    /// The requests an answering view answers.
+    pub fn target(&self) -> Option<&InputTarget> {
+        match self {
+            Modal::Input(f) => Some(&f.target),
+            Modal::Consent(c) => Some(&c.target),
+            Modal::Sampling(v) => Some(&v.target),
+            _ => None,
+        }
+    }
 }

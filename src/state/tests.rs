@@ -12,6 +12,7 @@ mod engine_facts;
 mod forms;
 mod hints;
 mod inbox;
+mod input_kinds;
 mod line_edit;
 mod mouse;
 mod new_task;

@@ -9,8 +9,8 @@ use super::keys::Key;
 use super::modal::{ConfirmOp, Modal};
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
-    alerts, board, cancel, command, detail, forms, hints, inbox, mouse, new_task, notices, rows,
-    servers, signin,
+    alerts, board, cancel, command, consent, detail, foreground, forms, hints, inbox, mouse,
+    new_task, notices, roots, rows, sampling, servers, signin,
 };
 use crate::engine::{EngineCommand, EngineEvent};
 
@@ -30,9 +30,16 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
         }
         Msg::Engine(event) => {
             let watch = alerts::watch(state, &event);
-            on_engine(state, event, now);
+            on_engine(state, event, now, &mut fx);
             alerts::ring(state, watch, &mut fx);
         }
+        Msg::Answer(target) => forms::open_target(state, &target, now),
+        Msg::BrowserFailed(error) => consent::browser_failed(state, &error, now),
+        Msg::SamplingFinished {
+            target,
+            input_key,
+            result,
+        } => sampling::command_finished(state, target, input_key, result, now),
         Msg::Exported(result) => command::exported(state, result, now),
         Msg::TimelineLoaded { key, result } => detail::timeline_loaded(state, &key, result),
         Msg::Viewport {
@@ -53,6 +60,7 @@ fn on_key(state: &mut State, key: Key, now: Now, fx: &mut Vec<Effect>) {
     let action = state.keymap.action(ctx, key);
     let action = match (ctx, action) {
         (Context::Form, action) => forms::key(state, key, action),
+        (Context::Sampling, action) => sampling::key(state, key, action),
         (_, Some(action)) => Some(action),
         (Context::Command, None) => {
             command::edit(state, key);
@@ -75,6 +83,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Quit => fx.push(Effect::Quit),
         Action::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Action::Close | Action::Deny => {
+            sampling::keep_draft(state);
             state.modals.pop();
         }
         Action::Up
@@ -134,8 +143,15 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Submit => match state.modals.last() {
             Some(Modal::Input(_)) => forms::submit(state, now, fx),
             Some(Modal::ToolForm(_)) => new_task::submit(state, now, fx),
+            Some(Modal::Sampling(_)) => sampling::submit(state, now, fx),
+            Some(Modal::Consent(_)) => consent::done(state, now, fx),
             _ => {}
         },
+        Action::OpenUrl => consent::open_url(state, fx),
+        Action::CopyUrl => consent::copy_url(state, fx),
+        Action::Done => consent::done(state, now, fx),
+        Action::RunCommand => sampling::run_command(state, now, fx),
+        Action::Roots => roots::open(state),
         Action::Decline | Action::Dismiss => forms::decline(state, action, now, fx),
     }
     state.ensure_view();
@@ -170,7 +186,7 @@ fn navigate(state: &mut State, action: Action) {
 }
 
 /// An engine event, routed to the concept that owns the fact.
-fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
+fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effect>) {
     match event {
         EngineEvent::ServerConnected {
             server,
@@ -278,6 +294,23 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             level,
             text,
         } => notices::engine_notice(state, server, level, text, now),
+        EngineEvent::ForegroundInputRequested { .. } => {
+            foreground::requested(state, event, now, fx)
+        }
+        EngineEvent::ForegroundInputClosed {
+            server,
+            key,
+            reason,
+        } => foreground::closed(state, &server, &key, &reason, now),
+        EngineEvent::UrlElicitationCompleted {
+            server,
+            elicitation_id,
+        } => consent::completed(state, &server, &elicitation_id, now),
+        EngineEvent::RootsShared {
+            server,
+            task_id,
+            roots,
+        } => roots::shared(state, &server, task_id, roots, now),
         EngineEvent::SignInRequired { .. }
         | EngineEvent::SignInStarted { .. }
         | EngineEvent::SignInIgnored { .. }

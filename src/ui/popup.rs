@@ -40,6 +40,38 @@ pub fn frame(area: Rect, buf: &mut Buffer, title: &str, theme: &Theme, focused: 
     inner
 }
 
+/// The frame of a view answering input: centred, at most `max_w` wide, titled
+/// "`kind` for deploy 1a2b3c4d" from the view's "Input for deploy 1a2b3c4d".
+pub fn answer_frame(
+    area: Rect,
+    buf: &mut Buffer,
+    max_w: u16,
+    kind: &str,
+    title: &str,
+    theme: &Theme,
+    focused: bool,
+) -> Rect {
+    let rect = centered(
+        area,
+        area.width.saturating_sub(4).min(max_w),
+        area.height.saturating_sub(2),
+    );
+    let title = match title.strip_prefix("Input ") {
+        Some(rest) if kind != "Input" => format!("{kind} {rest}"),
+        _ => title.to_string(),
+    };
+    frame(rect, buf, &title, theme, focused)
+}
+
+/// "Asked by server demo" and what follows, for the views answering input.
+pub fn asked_by(server: &ServerId, then: &str, theme: &Theme) -> Line<'static> {
+    Line::from(vec![
+        Span::styled("Asked by server ", theme.dim),
+        Span::styled(sanitize_line(server.as_str(), 40), theme.accent),
+        Span::styled(then.to_string(), theme.dim),
+    ])
+}
+
 pub struct ConfirmPopup<'a> {
     pub confirm: &'a Confirm,
     pub theme: &'a Theme,

@@ -29,6 +29,8 @@ pub struct Peer {
     pub name: &'static str,
     /// File receiving the peer's stdout (after `READY`) and stderr.
     pub log: PathBuf,
+    /// Whatever followed the URL on the `READY` line (an access token, for example).
+    pub extra: Option<String>,
     child: Child,
 }
 
@@ -182,6 +184,39 @@ pub fn everything_http_on(port: u16) -> Peer {
     start("everything", cmd)
 }
 
+/// The directory of the TypeScript SDK's example servers.
+pub fn sdk_examples_dir() -> PathBuf {
+    let dir = peers_dir()
+        .join("node")
+        .join("node_modules")
+        .join("@modelcontextprotocol")
+        .join("sdk")
+        .join("dist")
+        .join("esm")
+        .join("examples")
+        .join("server");
+    require_installed(&dir, "@modelcontextprotocol/sdk (npm)");
+    dir
+}
+
+/// Starts one of the TypeScript SDK's example servers over Streamable HTTP on 127.0.0.1
+/// (`tests/interop/sdk_example.cjs`): `simpleTaskInteractive`, `elicitationFormExample`,
+/// or `elicitationUrlExample` (whose access token is in [`Peer::extra`]).
+pub fn sdk_example(name: &'static str) -> Peer {
+    sdk_examples_dir();
+    let mut cmd = Command::new("node");
+    cmd.arg(interop_dir().join("sdk_example.cjs"))
+        .arg(name)
+        .env("TASKRAIL_PEERS_DIR", peers_dir());
+    start(name, cmd)
+}
+
+/// The `stdio:` server spec of a stdio example server of the TypeScript SDK.
+pub fn sdk_stdio_example(name: &str) -> String {
+    let script = sdk_examples_dir().join(format!("{name}.js"));
+    format!("stdio:node {}", script.display())
+}
+
 /// Starts the FastMCP peer protected by FastMCP's in-memory OAuth provider (its own
 /// authorization server on the same origin; dynamic registration, rotating refresh tokens).
 pub fn fastmcp_oauth_http() -> Peer {
@@ -291,12 +326,19 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
 
     let started = Instant::now();
     match rx.recv_timeout(READY_TIMEOUT) {
-        Ok(url) => Peer {
-            url,
-            name,
-            log,
-            child,
-        },
+        Ok(line) => {
+            let (url, extra) = match line.split_once(char::is_whitespace) {
+                Some((u, rest)) => (u.to_string(), Some(rest.trim().to_string())),
+                None => (line, None),
+            };
+            Peer {
+                url,
+                name,
+                log,
+                extra,
+                child,
+            }
+        }
         Err(err) => {
             let status = child.try_wait().ok().flatten();
             kill_group(&mut child);
@@ -318,6 +360,8 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
         }
     }
 }
+pub mod browser;
 pub mod raw_http;
+pub mod screen;
 pub mod taskrail;
 pub mod tmux;

@@ -20,6 +20,7 @@ impl McpClient {
                 json!({}),
                 Routing::method("server/discover"),
                 Some(probe_timeout),
+                None,
             )
             .await
         {
@@ -94,7 +95,7 @@ impl McpClient {
         self.transport.set_protocol_version(None);
         let params = json!({
             "protocolVersion": LEGACY_VERSION,
-            "capabilities": { "elicitation": { "form": {} } },
+            "capabilities": self.opts.input.legacy(),
             "clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version }
         });
         let result = self
@@ -104,6 +105,7 @@ impl McpClient {
                 params,
                 Routing::method("initialize"),
                 Some(self.opts.request_timeout),
+                None,
             )
             .await?;
         let version = result

@@ -1,6 +1,7 @@
 //! Following tasks from the command line (`call` and `watch`) on the engine: prints
-//! changes, reports input requests once, takes answers typed on stdin, and maps the end
-//! of each task to an exit code. Ctrl-C detaches and says how to resume.
+//! changes, reports input requests once (or asks on a terminal), takes answers typed on
+//! stdin, and maps the end of each task to an exit code. Ctrl-C detaches and says how to
+//! resume.
 //!
 //! Owns: the CLI's view of followed tasks. Must not talk to servers except through the engine.
 
@@ -9,6 +10,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+mod asking;
 
 use super::args::exit;
 use super::output::{normalize_response, shell_quote, status_line, task_line};
@@ -45,6 +48,14 @@ pub struct Follower {
     plain_exit: Option<u8>,
     /// A created task could not be stored in the ledger: the command fails at the end.
     unrecorded: bool,
+    /// On a terminal (`call` only): input requests are asked in a prompt.
+    prompt: Option<crate::prompt::PromptSettings>,
+    /// The tool of our call (for the prompt's title).
+    tool: Option<String>,
+    /// The engine's events, while `run` runs (a prompt reads them too).
+    events: Option<mpsc::Receiver<EngineEvent>>,
+    /// Events a prompt read, to handle once it closes.
+    backlog: std::collections::VecDeque<EngineEvent>,
 }
 
 fn exit_code(task: &Task) -> u8 {
@@ -75,7 +86,18 @@ impl Follower {
             calls: HashSet::new(),
             plain_exit: None,
             unrecorded: false,
+            prompt: None,
+            tool: None,
+            events: None,
+            backlog: Default::default(),
         }
+    }
+
+    /// Ask input requests in a prompt (a terminal is there) for the call of `tool`.
+    pub fn with_prompt(mut self, settings: crate::prompt::PromptSettings, tool: &str) -> Self {
+        self.prompt = Some(settings);
+        self.tool = Some(tool.to_string());
+        self
     }
 
     pub fn expect_call(&mut self, server: ServerId, call_id: u64) {
@@ -121,15 +143,50 @@ impl Follower {
     }
 
     /// Run until every target ended (or Ctrl-C). Returns the exit code.
-    pub async fn run(mut self, mut events: mpsc::Receiver<EngineEvent>) -> u8 {
-        let mut answers = stdin_lines();
+    pub async fn run(mut self, events: mpsc::Receiver<EngineEvent>) -> u8 {
+        // On a terminal the prompt reads the keys; typed JSON lines are for pipes.
+        let mut answers = if self.prompt.is_some() {
+            None
+        } else {
+            stdin_lines()
+        };
+        self.events = Some(events);
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         loop {
             if let Some(code) = self.finished() {
                 return code;
             }
-            tokio::select! {
-                ev = events.recv() => match ev {
+            if let Some(ev) = self.backlog.pop_front() {
+                if let Some(code) = self.on_event(ev).await {
+                    return code;
+                }
+                continue;
+            }
+            let Some(mut events) = self.events.take() else {
+                return exit::CONNECTION;
+            };
+            let next = tokio::select! {
+                ev = events.recv() => Some(ev),
+                line = recv_line(&mut answers) => {
+                    match line {
+                        Some(line) => self.on_answer_line(&line).await,
+                        None => answers = None,
+                    }
+                    None
+                }
+                _ = tick.tick() => {
+                    self.expire_payload_waits();
+                    None
+                }
+                _ = tokio::signal::ctrl_c() => {
+                    self.detach_message();
+                    return exit::INTERRUPTED;
+                }
+            };
+            self.events = Some(events);
+            match next {
+                None => {}
+                Some(ev) => match ev {
                     Some(ev) => {
                         if let Some(code) = self.on_event(ev).await {
                             return code;
@@ -137,15 +194,6 @@ impl Follower {
                     }
                     None => return exit::CONNECTION,
                 },
-                line = recv_line(&mut answers) => match line {
-                    Some(line) => self.on_answer_line(&line).await,
-                    None => answers = None,
-                },
-                _ = tick.tick() => self.expire_payload_waits(),
-                _ = tokio::signal::ctrl_c() => {
-                    self.detach_message();
-                    return exit::INTERRUPTED;
-                }
             }
         }
     }
@@ -363,6 +411,9 @@ impl Follower {
                 let tkey = (server.clone(), task_id.clone());
                 let target = self.targets.get_mut(&tkey)?;
                 target.pending_keys.push(key.clone());
+                if self.ask_task(&server, &task_id, &key, &request).await {
+                    return None;
+                }
                 let message = request
                     .message()
                     .map(|m| sanitize_line(m, 500))
@@ -472,6 +523,28 @@ impl Follower {
                 hint.title(),
                 sanitize_line(&detail, 300)
             ),
+            EngineEvent::ForegroundInputRequested {
+                server,
+                key,
+                origin,
+                request,
+                expires_in,
+            } => {
+                self.ask_foreground(server, key, origin, request, expires_in)
+                    .await
+            }
+            EngineEvent::ForegroundInputClosed { server, reason, .. } => {
+                eprintln!("input request of {server}: {}", sanitize_line(&reason, 300))
+            }
+            EngineEvent::UrlElicitationCompleted { server, .. } => {
+                eprintln!("{server} reports the link interaction complete")
+            }
+            EngineEvent::RootsShared { server, roots, .. } => {
+                eprintln!(
+                    "roots sent to {server}: {} root(s) from the config",
+                    roots.len()
+                )
+            }
             EngineEvent::ToolsListed { .. }
             | EngineEvent::ToolsListFailed { .. }
             | EngineEvent::Stats { .. } => {}
