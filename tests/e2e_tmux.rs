@@ -273,7 +273,7 @@ fn ledger_ids(tr: &Taskrail) -> Vec<String> {
     assert_eq!(run.code, Some(0), "taskrail ls failed: {run:#?}");
     run.json_lines()
         .iter()
-        .filter_map(|t| t["task_id"].as_str().map(String::from))
+        .filter_map(|t| t["taskId"].as_str().map(String::from))
         .collect()
 }
 

@@ -6,12 +6,13 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::args::exit;
-use super::output::{normalize_response, shell_quote, status_line, task_line};
+use super::output::{
+    Closed, normalize_response, out, say, shell_quote, status_line, task_line, write_out,
+};
 use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
 use crate::sanitize::sanitize_line;
@@ -32,6 +33,8 @@ struct Target {
     /// Terminal without its payload yet (legacy `tasks/result` still coming).
     awaiting_payload: Option<tokio::time::Instant>,
     pending_keys: Vec<String>,
+    /// "task created" was said (before its first status line).
+    announced: bool,
 }
 
 pub struct Follower {
@@ -40,9 +43,11 @@ pub struct Follower {
     targets: HashMap<(ServerId, TaskId), Target>,
     order: Vec<(ServerId, TaskId)>,
     connected: HashSet<ServerId>,
-    /// Calls whose outcome we wait for.
-    calls: HashSet<(ServerId, u64)>,
+    /// Calls whose outcome we wait for, with their tool.
+    calls: HashMap<(ServerId, u64), String>,
     plain_exit: Option<u8>,
+    /// Standard output was closed (`| head`): stop quietly.
+    stdout_closed: bool,
 }
 
 fn exit_code(task: &Task) -> u8 {
@@ -56,10 +61,8 @@ fn exit_code(task: &Task) -> u8 {
     }
 }
 
-fn print_json(v: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", crate::sanitize::json_line(v));
-    let _ = out.flush();
+fn print_json(v: &Value) -> Result<(), Closed> {
+    write_out(&(crate::sanitize::json_line(v) + "\n"))
 }
 
 impl Follower {
@@ -70,13 +73,14 @@ impl Follower {
             targets: HashMap::new(),
             order: Vec::new(),
             connected: HashSet::new(),
-            calls: HashSet::new(),
+            calls: HashMap::new(),
             plain_exit: None,
+            stdout_closed: false,
         }
     }
 
-    pub fn expect_call(&mut self, server: ServerId, call_id: u64) {
-        self.calls.insert((server, call_id));
+    pub fn expect_call(&mut self, server: ServerId, call_id: u64, tool: &str) {
+        self.calls.insert((server, call_id), tool.to_string());
     }
 
     pub fn add_target(&mut self, server: ServerId, task_id: TaskId) {
@@ -87,11 +91,24 @@ impl Follower {
         }
     }
 
-    fn status(&self, line: &str) {
+    fn status(&mut self, line: &str) {
         match self.mode {
-            Mode::Watch { json: false } => println!("{line}"),
-            _ => eprintln!("{line}"),
+            Mode::Watch { json: false } => {
+                let written = out!("{line}");
+                self.note_written(written);
+            }
+            _ => say!("{line}"),
         }
+    }
+
+    /// Print a JSON value on stdout (remembering a closed stdout).
+    fn emit(&mut self, v: &Value) {
+        let written = print_json(v);
+        self.note_written(written);
+    }
+
+    fn note_written(&mut self, written: Result<(), Closed>) {
+        self.stdout_closed |= written.is_err();
     }
 
     fn finished(&self) -> Option<u8> {
@@ -118,6 +135,10 @@ impl Follower {
         loop {
             if let Some(code) = self.finished() {
                 return code;
+            }
+            if self.stdout_closed {
+                // Nobody reads any more: end quietly; the tasks keep running.
+                return exit::COMPLETED;
             }
             tokio::select! {
                 ev = events.recv() => match ev {
@@ -164,12 +185,12 @@ impl Follower {
             .filter(|k| self.targets[*k].exit.is_none())
             .collect();
         if open.is_empty() {
-            eprintln!("interrupted");
+            say!("interrupted");
             return;
         }
         for (server, id) in open {
-            eprintln!("detached: task {id} keeps running on {server}");
-            eprintln!(
+            say!("detached: task {id} keeps running on {server}");
+            say!(
                 "resume with: taskrail watch --server {} {}",
                 shell_quote(server.as_str()),
                 shell_quote(id.as_str())
@@ -181,23 +202,23 @@ impl Follower {
         match ev {
             EngineEvent::ServerConnected { server, era, .. } => {
                 if self.connected.insert(server.clone()) {
-                    eprintln!("connected to {server} ({})", era.as_str());
+                    say!("connected to {server} ({})", era.as_str());
                 }
             }
             EngineEvent::ServerDegraded { server, reason } => {
                 let reason = sanitize_line(&reason, 300);
                 if !self.connected.contains(&server) && !self.calls.is_empty() {
-                    eprintln!("error: cannot reach {server}: {reason}");
+                    say!("error: cannot reach {server}: {reason}");
                     return Some(exit::CONNECTION);
                 }
-                eprintln!("{server}: {reason}");
+                say!("{server}: {reason}");
             }
             EngineEvent::Reconnecting {
                 server,
                 attempt,
                 retry_in,
             } => {
-                eprintln!(
+                say!(
                     "{server}: retrying in {:.1} s (attempt {attempt})",
                     retry_in.as_secs_f64()
                 );
@@ -211,9 +232,7 @@ impl Follower {
                 tool,
                 result,
             } => {
-                if !self.calls.remove(&(server.clone(), call_id)) {
-                    return None;
-                }
+                self.calls.remove(&(server.clone(), call_id))?;
                 match result {
                     CallResult::Task { task_id } => {
                         if let Mode::Call { detach: true } = self.mode {
@@ -224,14 +243,14 @@ impl Follower {
                                 .and_then(|t| t.last.as_ref())
                                 .map(|t| task_line(server.as_str(), t, crate::engine::UpdateSource::Create))
                                 .unwrap_or_else(|| serde_json::json!({ "server": server.as_str(), "taskId": task_id }));
-                            print_json(&handle);
+                            self.emit(&handle);
                             return Some(exit::COMPLETED);
                         }
-                        eprintln!("{tool}: task {} created", task_id);
-                        self.add_target(server, task_id);
+                        self.add_target(server.clone(), task_id.clone());
+                        self.announce(&(server, task_id), &tool);
                     }
                     CallResult::Plain { result } => {
-                        print_json(&result);
+                        self.emit(&result);
                         let is_error = result
                             .get("isError")
                             .and_then(Value::as_bool)
@@ -243,7 +262,7 @@ impl Follower {
                         });
                     }
                     CallResult::Error { message } => {
-                        eprintln!("error: {tool}: {}", sanitize_line(&message, 500));
+                        say!("error: {tool}: {}", sanitize_line(&message, 500));
                         return Some(exit::CONNECTION);
                     }
                 }
@@ -256,12 +275,12 @@ impl Follower {
             } => {
                 let key = (server.clone(), task.task_id.clone());
                 if !self.targets.contains_key(&key) {
-                    if self.calls.iter().any(|(s, _)| *s == server) {
-                        // Our call's own task: its CallFinished follows right after.
-                        self.add_target(server.clone(), task.task_id.clone());
-                    } else {
-                        return None;
-                    }
+                    let (_, tool) = self.calls.iter().find(|((s, _), _)| *s == server)?;
+                    // Our call's own task (its CallFinished follows right after): said
+                    // to be created before its first status line.
+                    let tool = tool.clone();
+                    self.add_target(server.clone(), task.task_id.clone());
+                    self.announce(&key, &tool);
                 }
                 let target = self.targets.get_mut(&key)?;
                 let changed = target.last.as_ref().is_none_or(|l| !l.same_state(&task));
@@ -272,7 +291,7 @@ impl Follower {
                 target.last = Some(task.clone());
                 match self.mode {
                     Mode::Watch { json: true } if changed => {
-                        print_json(&task_line(server.as_str(), &task, source))
+                        self.emit(&task_line(server.as_str(), &task, source))
                     }
                     Mode::Watch { json: true } => {}
                     _ if line_changed => self.status(&status_line(&task)),
@@ -299,7 +318,7 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!(
+                    say!(
                         "task {} is unknown to {server} (expired or never existed)",
                         task_id
                     );
@@ -318,29 +337,29 @@ impl Follower {
                     .message()
                     .map(|m| sanitize_line(m, 500))
                     .unwrap_or_default();
-                eprintln!(
+                say!(
                     "input requested for task {} ({}): {message}",
                     task_id,
                     sanitize_line(&request.method, 60)
                 );
-                eprintln!("  key: {}", sanitize_line(&key, 200));
-                eprintln!("  request: {}", crate::sanitize::json_line(&request));
-                eprintln!(
+                say!("  key: {}", sanitize_line(&key, 200));
+                say!("  request: {}", crate::sanitize::json_line(&request));
+                say!(
                     "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
                     shell_quote(server.as_str()),
                     shell_quote(task_id.as_str()),
                     shell_quote(&key)
                 );
-                eprintln!("  or type the response JSON on this program's input");
+                say!("  or type the response JSON on this program's input");
             }
             EngineEvent::InputKeyReused { task_id, key, .. } => {
-                eprintln!(
+                say!(
                     "warning: task {} reused input key {key} for a different request",
                     task_id
                 );
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                eprintln!("answer sent for task {}: {}", task_id, keys.join(", "));
+                say!("answer sent for task {}: {}", task_id, keys.join(", "));
             }
             EngineEvent::AnswerFailed {
                 server,
@@ -356,23 +375,23 @@ impl Follower {
                         }
                     }
                 }
-                eprintln!(
+                say!(
                     "answer failed for task {}: {}",
                     task_id,
                     sanitize_line(&error, 300)
                 );
             }
             EngineEvent::CancelSent { task_id, .. } => {
-                eprintln!("cancel requested for task {}", task_id)
+                say!("cancel requested for task {}", task_id)
             }
             EngineEvent::CancelFailed { task_id, error, .. } => {
-                eprintln!(
+                say!(
                     "cancel failed for task {}: {}",
                     task_id,
                     sanitize_line(&error, 300)
                 )
             }
-            EngineEvent::Notice { text, .. } => eprintln!("{}", sanitize_line(&text, 500)),
+            EngineEvent::Notice { text, .. } => say!("{}", sanitize_line(&text, 500)),
             EngineEvent::Progress {
                 task_id,
                 progress,
@@ -404,7 +423,7 @@ impl Follower {
                     return Box::pin(self.on_event(ev)).await;
                 }
             }
-            EngineEvent::ServerMisbehaved { hint, detail, .. } => eprintln!(
+            EngineEvent::ServerMisbehaved { hint, detail, .. } => say!(
                 "server hint: {}: {}",
                 hint.title(),
                 sanitize_line(&detail, 300)
@@ -414,6 +433,16 @@ impl Follower {
             | EngineEvent::Stats { .. } => {}
         }
         None
+    }
+
+    /// Say "task created" once, before the task's first status line.
+    fn announce(&mut self, key: &(ServerId, TaskId), tool: &str) {
+        if let Some(t) = self.targets.get_mut(key)
+            && !t.announced
+        {
+            t.announced = true;
+            say!("{}: task {} created", sanitize_line(tool, 60), key.1);
+        }
     }
 
     /// A terminal task (with its payload, or after waiting for it): print and record its code.
@@ -429,15 +458,12 @@ impl Follower {
         };
         target.exit = Some(exit_code(&task));
         if let Mode::Call { .. } = self.mode {
-            match (&task.result, &task.error) {
-                (Some(r), _) => print_json(r),
-                (None, Some(e)) => print_json(&serde_json::to_value(e).unwrap_or(Value::Null)),
-                (None, None) => print_json(&task_line(
-                    key.0.as_str(),
-                    &task,
-                    crate::engine::UpdateSource::Poll,
-                )),
-            }
+            let v = match (&task.result, &task.error) {
+                (Some(r), _) => r.clone(),
+                (None, Some(e)) => serde_json::to_value(e).unwrap_or(Value::Null),
+                (None, None) => task_line(key.0.as_str(), &task, crate::engine::UpdateSource::Poll),
+            };
+            self.emit(&v);
         }
     }
 
@@ -453,12 +479,12 @@ impl Follower {
                 Some((k, rest)) => match serde_json::from_str::<Value>(rest.trim()) {
                     Ok(v) => (Some(k.to_string()), v),
                     Err(e) => {
-                        eprintln!("not an answer (expected JSON or `KEY JSON`): {e}");
+                        say!("not an answer (expected JSON or `KEY JSON`): {e}");
                         return;
                     }
                 },
                 None => {
-                    eprintln!("not an answer (expected JSON or `KEY JSON`)");
+                    say!("not an answer (expected JSON or `KEY JSON`)");
                     return;
                 }
             },
@@ -471,7 +497,7 @@ impl Follower {
             Some((tk.clone(), t.pending_keys.remove(pos)))
         });
         let Some(((server, task_id), key)) = found else {
-            eprintln!("no pending input request to answer");
+            say!("no pending input request to answer");
             return;
         };
         let mut responses = BTreeMap::new();

@@ -3,6 +3,7 @@
 //!
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
+mod answer_check;
 mod args;
 mod conformance;
 mod extras;
@@ -10,10 +11,10 @@ mod follow;
 mod history;
 mod oneshot;
 mod output;
+mod task_ref;
 
 pub use args::{Cli, Command, GlobalArgs, exit};
 
-use clap::Parser;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,10 +25,11 @@ use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, s
 use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
 use crate::mcp::{ConnectOptions, Endpoint, McpClient, ServerPush};
 use follow::{Follower, Mode};
+use output::say;
 
 /// Print an error and return `code`.
 pub(crate) fn fail(msg: &str, code: u8) -> u8 {
-    eprintln!("error: {}", crate::sanitize::sanitize_line(msg, 1000));
+    say!("error: {}", crate::sanitize::sanitize_line(msg, 1000));
     code
 }
 
@@ -91,6 +93,17 @@ impl Context {
         &self,
     ) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
         let spec = self.single()?;
+        Self::connect_spec(&spec).await
+    }
+
+    /// Connect to `spec` (its pushes are not needed).
+    pub async fn connect_to(&self, spec: &ServerSpec) -> Result<Arc<McpClient>, u8> {
+        Self::connect_spec(spec).await.map(|(client, _)| client)
+    }
+
+    async fn connect_spec(
+        spec: &ServerSpec,
+    ) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
         McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
             .map_err(|e| {
@@ -137,13 +150,13 @@ impl Context {
             .map_err(|e| fail(&format!("ledger: {e:#}"), exit::CONNECTION))
     }
 
-    /// Record something about `client`'s server in the ledger; failures are reported, not fatal.
+    /// Record something about `server` in the ledger; failures are reported, not fatal.
     pub async fn record(
         &self,
-        client: &McpClient,
+        server: &ServerId,
         f: impl FnOnce(&Ledger, &ServerId) -> anyhow::Result<()> + Send + 'static,
     ) {
-        let server = ServerId::ad_hoc(&client.endpoint().identity());
+        let server = server.clone();
         if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
             tracing::warn!("ledger write failed ({code})");
         }
@@ -188,7 +201,7 @@ fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::W
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     crate::mcp::http::install_crypto_provider();
-    let cli = Cli::parse();
+    let cli = Cli::from_args();
     let _guard = init_logging(&cli.global);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -221,14 +234,31 @@ async fn run(cli: Cli) -> u8 {
     match cli.command {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
-        Some(Command::Get { task_id }) => oneshot::get(&ctx, &TaskId::new(&task_id)).await,
+        Some(Command::Get { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
+            Ok((spec, task)) => oneshot::get(&ctx, &spec, &task).await,
+            Err(code) => code,
+        },
         Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
         Some(Command::Answer {
             task_id,
             key,
             response,
-        }) => oneshot::answer(&ctx, &TaskId::new(&task_id), &key, &response).await,
-        Some(Command::Cancel { task_id }) => oneshot::cancel(&ctx, &TaskId::new(&task_id)).await,
+            force,
+        }) => match task_ref::on_server(&ctx, &task_id).await {
+            Ok((spec, task)) => {
+                let args = oneshot::AnswerArgs {
+                    key: &key,
+                    response: &response,
+                    force,
+                };
+                oneshot::answer(&ctx, &spec, &task, args).await
+            }
+            Err(code) => code,
+        },
+        Some(Command::Cancel { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
+            Ok((spec, task)) => oneshot::cancel(&ctx, &spec, &task).await,
+            Err(code) => code,
+        },
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
@@ -271,7 +301,7 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
     let server = spec.id.clone();
     let (engine, events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
     let mut follower = Follower::new(engine.clone(), Mode::Call { detach });
-    follower.expect_call(server.clone(), 1);
+    follower.expect_call(server.clone(), 1, tool);
     engine
         .send(EngineCommand::CallTool {
             server,
@@ -309,9 +339,17 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             if only.as_ref().is_some_and(|o| !o.contains(&rec.server)) {
                 continue;
             }
+            let disabled = ctx.config.server(rec.server.as_str()).and_then(|s| {
+                let why = s.disabled.as_deref()?;
+                Some(extras::disabled_text(s, why))
+            });
+            if let Some(text) = disabled {
+                say!("skipping task {}: {text}", rec.task_id.prefix());
+                continue;
+            }
             match ctx.spec(rec.server.as_str()) {
                 Ok(spec) => targets.push((spec, rec.task_id)),
-                Err(_) => eprintln!(
+                Err(_) => say!(
                     "skipping task {} of {}: not a server address taskrail can reach again",
                     rec.task_id.prefix(),
                     rec.server
@@ -319,15 +357,16 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             }
         }
         if targets.is_empty() {
-            eprintln!("nothing to watch: the ledger has no unfinished tasks");
+            say!("nothing to watch: the ledger has no unfinished tasks");
             return exit::COMPLETED;
         }
     } else {
-        let spec = match ctx.single() {
-            Ok(s) => s,
-            Err(code) => return code,
-        };
-        targets.extend(task_ids.iter().map(|id| (spec.clone(), TaskId::new(id))));
+        for given in &task_ids {
+            match task_ref::on_server(ctx, given).await {
+                Ok((spec, task)) => targets.push((spec, task.task_id)),
+                Err(code) => return code,
+            }
+        }
     }
     let mut specs: BTreeMap<ServerId, ServerSpec> = BTreeMap::new();
     for (spec, _) in &targets {
@@ -365,7 +404,7 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
         Err(code) => return code,
     };
     let mut demo_server = None;
-    let mut specs = Vec::new();
+    let mut shown = extras::DashboardServers::default();
     if demo {
         match crate::demo::DemoServer::start(crate::demo::DemoOptions::default()).await {
             Ok(server) => {
@@ -377,8 +416,10 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
                     Err(code) => return code,
                 };
                 // A stable name: the demo server's port changes on every start.
-                specs.push(ServerSpec {
-                    id: ServerId::named("demo"),
+                let id = ServerId::named("demo");
+                shown.shown.push(id.clone());
+                shown.specs.push(ServerSpec {
+                    id,
                     ..ServerSpec::new(endpoint, options)
                 });
                 demo_server = Some(server);
@@ -392,11 +433,15 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
         }
     } else {
         match extras::dashboard_specs(ctx) {
-            Ok(s) => specs = s,
+            Ok(s) => shown = s,
             Err(code) => return code,
         }
     }
-    let servers: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
+    let extras::DashboardServers {
+        specs,
+        shown: servers,
+        disabled,
+    } = shown;
     let config = EngineConfig {
         resume: true,
         history: true,
@@ -408,6 +453,7 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
     }
     let dashboard = crate::app::DashboardContext {
         servers,
+        disabled,
         commands: engine.sender(),
         events,
         timeline: Arc::new(LedgerTimeline(ledger)),

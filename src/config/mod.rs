@@ -1,7 +1,7 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
-//! (`${ENV}` expanded), per-server `read_only` and poll floor, notifications, mouse,
-//! keymap overrides and a theme. Invalid files give an error naming the line, never a
-//! panic. Owns parsing and validation only: header values are secrets and never appear
+//! (`${ENV}` expanded; an unset variable disables that server alone), per-server
+//! `read_only` and poll floor, notifications, mouse, keymap overrides and a theme. Invalid
+//! files give an error naming the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
 mod raw;
@@ -74,6 +74,9 @@ pub struct ServerConfig {
     pub headers: Vec<(String, String)>,
     pub read_only: bool,
     pub poll_floor: Option<Duration>,
+    /// Why the server cannot be used as configured (a `${VAR}` in its headers is not set):
+    /// it is listed, never connected. Other servers are not affected.
+    pub disabled: Option<String>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -88,6 +91,7 @@ impl std::fmt::Debug for ServerConfig {
             )
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
+            .field("disabled", &self.disabled)
             .finish()
     }
 }
@@ -186,19 +190,42 @@ impl Config {
     }
 }
 
+/// Why a `${VAR}` could not be expanded (the message names the variable, never the text
+/// around it: header values are secrets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpandError {
+    /// The variable is not set: the value cannot be built now.
+    Unset(String),
+    /// The text is not a valid use of `${…}`.
+    Malformed(String),
+}
+
+impl std::fmt::Display for ExpandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExpandError::Unset(var) => write!(f, "environment variable {var} is not set"),
+            ExpandError::Malformed(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Expand every `${VAR}`; errors name the variable, never the text around it.
-pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or("`${` without a closing `}`")?;
+        let end = after
+            .find('}')
+            .ok_or_else(|| ExpandError::Malformed("`${` without a closing `}`".into()))?;
         let var = &after[..end];
         if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!("`${{{var}}}` is not an environment variable name"));
+            return Err(ExpandError::Malformed(format!(
+                "`${{{var}}}` is not an environment variable name"
+            )));
         }
-        let val = env(var).ok_or_else(|| format!("environment variable {var} is not set"))?;
+        let val = env(var).ok_or_else(|| ExpandError::Unset(var.to_string()))?;
         out.push_str(&val);
         rest = &after[end + 1..];
     }

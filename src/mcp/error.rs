@@ -38,15 +38,18 @@ pub enum McpError {
         message: String,
         data: Option<Value>,
     },
-    /// A non-success HTTP status without a usable JSON-RPC error body.
-    #[error("HTTP {status}{}{}", status_hint(*status), retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
+    /// A non-success HTTP status without a usable JSON-RPC error body. The message says
+    /// first, in words, what the status means for the user (not an MCP endpoint,
+    /// unauthorized, forbidden) and what to do about it.
+    #[error("{}{}", status_text(*status), retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
     Http {
         status: u16,
         retry_after: Option<Duration>,
         body: String,
     },
-    /// Connection refused, DNS, TLS, timeout, broken stream, dead child process.
-    #[error("transport: {0}")]
+    /// Connection refused, DNS, TLS, timeout, broken stream, dead child process (the
+    /// message says which, in words, first).
+    #[error("{0}")]
     Transport(String),
     /// A reply we could not make sense of.
     #[error("malformed reply: {0}")]
@@ -134,11 +137,17 @@ impl McpError {
     }
 }
 
-/// What a user should do about an HTTP status that retrying will not cure.
-fn status_hint(status: u16) -> &'static str {
+/// What an HTTP status means for the user, and what to do about one retrying will not cure.
+fn status_text(status: u16) -> String {
     match status {
-        401 => " unauthorized: the server wants credentials (pass them with --header)",
-        403 => " forbidden: these credentials may not use this server",
-        _ => "",
+        401 => {
+            "unauthorized (HTTP 401): the server wants credentials (pass them with --header)".into()
+        }
+        403 => "forbidden (HTTP 403): these credentials may not use this server".into(),
+        404 | 405 | 501 => format!(
+            "not an MCP endpoint (HTTP {status}): the URL answers HTTP, but not MCP; check its \
+             path (MCP servers usually serve /mcp)"
+        ),
+        _ => format!("HTTP {status}"),
     }
 }

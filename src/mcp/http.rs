@@ -495,12 +495,24 @@ fn is_tls_failure(e: &reqwest::Error) -> bool {
     false
 }
 
-/// Turn reqwest's error into a message a user can act on.
+/// Turn reqwest's error into a message a user can act on: what happened, in words, first.
 fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     use std::error::Error as _;
     let chain = error_chain(&e);
+    let url = e
+        .url()
+        .map(|u| format!(" ({})", super::endpoint::redact_url(u.as_str())))
+        .unwrap_or_default();
+    let refused = chain
+        .iter()
+        .any(|s| s.to_ascii_lowercase().contains("connection refused"));
+    if e.is_connect() && refused {
+        return McpError::Transport(format!(
+            "connection refused: cannot connect{url}; is the server running, on this port?"
+        ));
+    }
     let mut msg = if chain.iter().any(|s| s.starts_with("dns error")) {
-        "cannot resolve the host name".to_string()
+        "host not found: cannot resolve the host name".to_string()
     } else if is_tls_failure(&e)
         || chain.iter().any(|s| {
             let s = s.to_ascii_lowercase();
@@ -525,9 +537,7 @@ fn describe_reqwest_error(e: reqwest::Error) -> McpError {
         msg.push_str(": ");
         msg.push_str(&last);
     }
-    if let Some(url) = e.url() {
-        msg.push_str(&format!(" ({})", super::endpoint::redact_url(url.as_str())));
-    }
+    msg.push_str(&url);
     McpError::Transport(msg)
 }
 

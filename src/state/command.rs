@@ -6,7 +6,7 @@ use tui_input::Input;
 
 use super::keys::{Key, KeyCode};
 use super::modal::Modal;
-use super::{Effect, Now, SortColumn, State, hints, inbox, line_edit};
+use super::{Effect, Now, SortColumn, State, hints, inbox, line_edit, servers};
 use crate::engine::{NoticeLevel, ServerId};
 
 /// The commands, with their argument synopsis (shown in help and errors).
@@ -15,6 +15,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "server",
         "NAME|all  show one server's tasks (all: every server)",
     ),
+    ("servers", "  every server: address, push, health, requests"),
     ("filter", "REGEX  filter the rows (empty: clear)"),
     (
         "sort",
@@ -36,6 +37,7 @@ pub enum Command {
     Sort(SortColumn, Option<bool>),
     Export(Option<String>),
     Theme(String),
+    Servers,
     Inbox,
     Hints,
     Help,
@@ -124,6 +126,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             }
             Command::Theme(arg.to_string())
         }
+        "servers" => Command::Servers,
         "inbox" => Command::Inbox,
         "hints" => Command::Hints,
         "help" => Command::Help,
@@ -300,6 +303,7 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
             state.theme = name.clone();
             fx.push(Effect::SetTheme(name));
         }
+        Command::Servers => servers::open_view(state),
         Command::Inbox => inbox::open(state),
         Command::Hints => hints::open(state),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),

@@ -71,6 +71,7 @@ actions! {
     CommandCancel = "command_cancel",
     Complete = "complete",
     Hints = "hints",
+    Servers = "servers",
 }
 
 impl fmt::Display for Action {
@@ -124,7 +125,7 @@ impl Context {
         match self {
             Context::Global => "Everywhere",
             Context::Board => "Task table",
-            Context::Filter => "Filter line",
+            Context::Filter => "Filter lines (the table's and a picker's `/`)",
             Context::Detail => "Detail and result views",
             Context::Form => "Forms",
             Context::Confirm => "Confirmation",

@@ -198,6 +198,7 @@ impl State {
             Some(Modal::Detail(_) | Modal::Doc(_)) => Context::Detail,
             Some(Modal::Input(_) | Modal::ToolForm(_)) => Context::Form,
             Some(Modal::Help { .. }) => Context::Help,
+            Some(m) if m.picker().is_some_and(|p| p.editing()) => Context::Filter,
             Some(Modal::ServerPicker(_) | Modal::ToolPicker(_) | Modal::Inbox(_)) => {
                 Context::Picker
             }
