@@ -58,10 +58,7 @@ impl Default for DashboardSettings {
     fn default() -> Self {
         DashboardSettings {
             keymap: Keymap::default_keymap(),
-            themes: ui::theme_file::BUNDLED
-                .iter()
-                .filter_map(|(n, _)| Some((n.to_string(), ui::theme_file::bundled(n)?)))
-                .collect(),
+            themes: Theme::all_bundled(),
             theme: "dark".into(),
             notify: NotifyConfig::default(),
             mouse: true,

@@ -1,12 +1,15 @@
 //! Snapshot tests of every dashboard view and state, rendered with `TestBackend` at 100x30
 //! and 60x16 with a pinned clock and the default theme. Must not read the real clock.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-use taskrail::engine::{CallResult, EngineEvent, NoticeLevel, ServerId, TaskId, UpdateSource};
+use taskrail::engine::{
+    CallResult, EngineEvent, KnownTask, NoticeLevel, ServerId, TaskId, UpdateSource,
+};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::modal::TimelineState;
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, TaskKey, TimelineEntry, update};
@@ -45,23 +48,28 @@ fn apply(state: &mut State, msgs: Vec<Msg>) {
 fn known(server: &str, id: &str, tool: &str) -> Msg {
     Msg::Engine(EngineEvent::TaskKnown {
         server: srv(server),
-        task_id: TaskId::new(id),
-        tool: Some(tool.to_string()),
-        arguments: Some(json!({"query": "rust tui", "limit": 10})),
-        recorded_at: now() - chrono::TimeDelta::seconds(300),
-        last: None,
-        expired: false,
-        parent_task: None,
+        task: KnownTask {
+            task_id: TaskId::new(id),
+            tool: Some(tool.to_string()),
+            arguments: Some(json!({"query": "rust tui", "limit": 10})),
+            recorded_at: now() - chrono::TimeDelta::seconds(300),
+            last: None,
+            end: None,
+            parent_task: None,
+            pending: Vec::new(),
+            cancel: None,
+            started_by: None,
+        },
     })
 }
 
 fn upd(server: &str, t: Task) -> Msg {
-    Msg::Engine(EngineEvent::TaskUpdated {
-        server: srv(server),
-        task: t,
-        source: UpdateSource::Push,
-        latency_ms: Some(8),
-    })
+    Msg::Engine(EngineEvent::snapshot(
+        srv(server),
+        t,
+        UpdateSource::Push,
+        Some(8),
+    ))
 }
 
 fn keys(codes: &[Key]) -> Vec<Msg> {
@@ -117,6 +125,7 @@ fn elicitation() -> InputRequest {
                 "required": ["env", "email"]
             }
         }),
+        reply_to: None,
     }
 }
 
@@ -281,6 +290,7 @@ fn confirm_cancel_and_cancel_requested_and_completed_anyway() {
         vec![Msg::Engine(EngineEvent::CancelSent {
             server: srv("demo"),
             task_id: TaskId::new("w0rk1ng001"),
+            acked: true,
         })],
     );
     snap("cancel_requested", &mut s);
@@ -537,8 +547,8 @@ fn filter_with_invalid_regex_and_url_consent() {
         None,
         "2026-07-28T09:59:00Z",
     );
-    t.input_requests.insert("key-1".into(), InputRequest { method: "elicitation/create".into(), params: json!({"mode": "url", "url": "https://accounts.example.com@evil.example/login\u{202e}", "message": "Sign in to continue"}) });
-    t.input_requests.insert("key-2".into(), InputRequest { method: "sampling/createMessage".into(), params: json!({"messages": [{"role": "user", "content": {"type": "text", "text": "capital of France?"}}], "maxTokens": 100}) });
+    t.input_requests.insert("key-1".into(), InputRequest { method: "elicitation/create".into(), params: json!({"mode": "url", "url": "https://accounts.example.com@evil.example/login\u{202e}", "message": "Sign in to continue"}), reply_to: None });
+    t.input_requests.insert("key-2".into(), InputRequest { method: "sampling/createMessage".into(), params: json!({"messages": [{"role": "user", "content": {"type": "text", "text": "capital of France?"}}], "maxTokens": 100}), reply_to: None });
     apply(
         &mut s,
         vec![

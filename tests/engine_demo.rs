@@ -1,6 +1,7 @@
 //! The engine against the embedded demo server, in process: push accounting, chaos
 //! (dropped streams, 503s with Retry-After, stale snapshots), polling politeness.
 //! Every wait is bounded; request counts are read from the server's own `/stats`.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -95,7 +96,7 @@ impl Rig {
             match ev {
                 EngineEvent::CallFinished {
                     call_id,
-                    result: CallResult::Task { task_id },
+                    result: CallResult::Task { task_id, .. },
                     ..
                 } => {
                     seen.calls.insert(call_id, task_id);
@@ -475,7 +476,7 @@ async fn legacy_tasks_are_answered_and_cancelled_through_the_engine() {
         match ev {
             EngineEvent::CallFinished {
                 call_id,
-                result: CallResult::Task { task_id },
+                result: CallResult::Task { task_id, .. },
                 ..
             } => {
                 if call_id == 2 {

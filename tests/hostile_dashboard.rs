@@ -2,13 +2,14 @@
 //! server's text reaches (tool names and descriptions, status messages, elicitation
 //! messages, field titles and enum labels, results, errors, URLs, notices) render inert.
 //! Every frame is checked cell by cell and kept as a snapshot.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, NoticeLevel, ServerId, TaskId, UpdateSource};
+use taskrail::engine::{EngineEvent, KnownTask, NoticeLevel, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 use taskrail::ui::{Dashboard, Theme};
@@ -72,6 +73,7 @@ fn hostile_board() -> State {
                     "link": { "type": "string", "format": "uri", "default": hostile("https://evil.test/") }
                 } }
             }),
+            reply_to: None,
         },
     );
     let mut failed = task("f4iled", TaskStatus::Failed);
@@ -107,20 +109,20 @@ fn hostile_board() -> State {
             vec![
                 event(EngineEvent::TaskKnown {
                     server: srv(),
-                    task_id: t.task_id.clone(),
-                    tool: Some(hostile(tool)),
-                    arguments: Some(json!({ "q": hostile("arg") })),
-                    recorded_at: now() - chrono::TimeDelta::seconds(60),
-                    last: None,
-                    expired: false,
-                    parent_task: None,
+                    task: KnownTask {
+                        task_id: t.task_id.clone(),
+                        tool: Some(hostile(tool)),
+                        arguments: Some(json!({ "q": hostile("arg") })),
+                        recorded_at: now() - chrono::TimeDelta::seconds(60),
+                        last: None,
+                        end: None,
+                        parent_task: None,
+                        pending: Vec::new(),
+                        cancel: None,
+                        started_by: None,
+                    },
                 }),
-                event(EngineEvent::TaskUpdated {
-                    server: srv(),
-                    task: t,
-                    source: UpdateSource::Push,
-                    latency_ms: Some(5),
-                }),
+                event(EngineEvent::snapshot(srv(), t, UpdateSource::Push, Some(5))),
             ],
         );
     }

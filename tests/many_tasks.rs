@@ -1,5 +1,6 @@
 //! Resource bounds with 100,000 tracked tasks: the reducer takes them all, the board
 //! renders only what fits, and memory per task stays small.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
@@ -51,12 +52,12 @@ fn a_hundred_thousand_tasks_fit_and_render() {
         };
         update(
             &mut s,
-            Msg::Engine(EngineEvent::TaskUpdated {
-                server: server.clone(),
+            Msg::Engine(EngineEvent::snapshot(
+                server.clone(),
                 task,
-                source: UpdateSource::Poll,
-                latency_ms: None,
-            }),
+                UpdateSource::Poll,
+                None,
+            )),
             now(),
         );
     }

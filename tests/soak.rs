@@ -3,6 +3,7 @@
 //!
 //! CI runs the 2-minute version. The long run is the same test with
 //! `TASKRAIL_SOAK_SECS=1800 TASKRAIL_SOAK_TASKS=500`; it prints its numbers.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -150,12 +151,14 @@ async fn chaos_soak_loses_no_task_and_prompts_once() {
         let Ok(Some(ev)) = ev else { continue };
         match ev {
             EngineEvent::CallFinished { result, tool, .. } => match result {
-                CallResult::Task { task_id } => {
+                CallResult::Task { task_id, .. } => {
                     tool_of.insert(task_id.clone(), tool);
                     created.insert(task_id);
                 }
                 CallResult::Plain { .. } => panic!("{tool} answered without a task"),
-                CallResult::Error { message } => call_errors.push(format!("{tool}: {message}")),
+                CallResult::Error { message } | CallResult::Refused { reason: message } => {
+                    call_errors.push(format!("{tool}: {message}"))
+                }
             },
             EngineEvent::TaskUpdated { task, source, .. } => {
                 let status = task.status.as_str().to_string();

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::engine::{EngineEvent, ServerId, UpdateSource};
+use crate::engine::{EngineEvent, KnownTask, ServerId, UpdateSource};
 use crate::mcp::Task;
 use crate::state::{Keymap, Msg, Now, State, update};
 
@@ -64,6 +64,7 @@ pub fn updated(task: Task) -> Msg {
         task,
         source: UpdateSource::Push,
         latency_ms: Some(3),
+        pending: Vec::new(),
     })
 }
 
@@ -75,13 +76,11 @@ pub fn board(n: usize, table_rows: usize, now: Now) -> State {
     for i in 0..n {
         let msg = Msg::Engine(EngineEvent::TaskKnown {
             server: server(),
-            task_id: task_id(i),
-            tool: Some(tools[i % tools.len()].to_string()),
-            arguments: Some(json!({ "n": i })),
-            recorded_at: now,
-            last: None,
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                tool: Some(tools[i % tools.len()].to_string()),
+                arguments: Some(json!({ "n": i })),
+                ..KnownTask::new(task_id(i), now)
+            },
         });
         update(&mut state, msg, now);
         update(&mut state, updated(snapshot(i, i)), now);

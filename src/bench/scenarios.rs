@@ -292,14 +292,16 @@ pub fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
             "result": { "content": [{ "type": "text", "text": format!("done {i}") }] },
         }))?;
         let tool = tools[i % tools.len()];
-        ledger.record_created(
-            &ServerId::named(SERVER),
-            Era::Modern,
+        ledger.record_created(crate::ledger::NewTask {
+            server: &ServerId::named(SERVER),
+            era: Era::Modern,
             tool,
-            &json!({ "n": i }),
-            &task,
-            None,
-        )?;
+            arguments: &json!({ "n": i }),
+            task: &task,
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })?;
     }
     Ok(())
 }

@@ -89,13 +89,13 @@ pub fn check_response(request: &InputRequest, response: &Value) -> Result<(), Co
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ServerId;
-    use crate::mcp::{Task, TaskId};
+    use crate::mcp::Task;
     use serde_json::json;
 
     fn ask() -> InputRequest {
         InputRequest {
             method: "elicitation/create".into(),
+            reply_to: None,
             params: json!({
                 "message": "Who?",
                 "requestedSchema": {
@@ -116,25 +116,11 @@ mod tests {
             Task::from_wire(&json!({"taskId": "t1", "status": "input_required"})).expect("a task");
         task.input_requests.insert("k1".into(), ask());
         task.input_requests.insert("k2".into(), ask());
-        TaskRecord {
-            server: ServerId::named("s"),
-            task_id: TaskId::new("t1"),
-            era: None,
-            tool: None,
-            arguments: None,
-            recorded_at: chrono::Utc::now(),
-            server_created_at: None,
-            snapshot: Some(task),
-            status: "input_required".into(),
-            terminal: false,
-            terminal_at: None,
-            expired: false,
-            last_seen: None,
-            poll_interval_ms: None,
-            ttl_ms: None,
-            parent_task: None,
-            answered_keys: answered.iter().map(|s| s.to_string()).collect(),
-        }
+        let mut rec = crate::cli::task_ref::record_fixture("s", "t1");
+        rec.snapshot = Some(task);
+        rec.status = "input_required".into();
+        rec.answered_keys = answered.iter().map(|s| s.to_string()).collect();
+        rec
     }
 
     #[test]
@@ -181,6 +167,7 @@ mod tests {
         assert_eq!(check_response(&req, &json!({"action": "decline"})), Ok(()));
         let sampling = InputRequest {
             method: "sampling/createMessage".into(),
+            reply_to: None,
             params: json!({}),
         };
         assert_eq!(check_response(&sampling, &accept(json!({"x": 1}))), Ok(()));

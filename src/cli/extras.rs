@@ -84,7 +84,9 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
     }
     if let (Some(name), Some(theme)) = (&config.theme_name, &config.theme) {
         if !settings.themes.iter().any(|(n, _)| n == name) {
-            settings.themes.push((name.clone(), theme.clone()));
+            settings
+                .themes
+                .push((name.clone(), crate::ui::Theme::from_spec(theme)));
         }
         settings.theme = name.clone();
     }

@@ -46,6 +46,8 @@ pub struct Follower {
     /// Calls whose outcome we wait for, with their tool.
     calls: HashMap<(ServerId, u64), String>,
     plain_exit: Option<u8>,
+    /// A created task could not be stored in the ledger: the command fails at the end.
+    unrecorded: bool,
     /// Standard output was closed (`| head`): stop quietly.
     stdout_closed: bool,
 }
@@ -75,6 +77,7 @@ impl Follower {
             connected: HashSet::new(),
             calls: HashMap::new(),
             plain_exit: None,
+            unrecorded: false,
             stdout_closed: false,
         }
     }
@@ -121,11 +124,17 @@ impl Follower {
         if self.targets.values().any(|t| t.exit.is_none()) {
             return None;
         }
-        self.order
+        let code = self
+            .order
             .iter()
             .filter_map(|k| self.targets[k].exit)
             .find(|c| *c != 0)
-            .or(Some(0))
+            .unwrap_or(0);
+        Some(if code == 0 && self.unrecorded {
+            exit::CONNECTION
+        } else {
+            code
+        })
     }
 
     /// Run until every target ended (or Ctrl-C). Returns the exit code.
@@ -234,7 +243,14 @@ impl Follower {
             } => {
                 self.calls.remove(&(server.clone(), call_id))?;
                 match result {
-                    CallResult::Task { task_id } => {
+                    CallResult::Task { task_id, stored } => {
+                        if !stored {
+                            say!(
+                                "error: task {task_id} was created on {server} but could not be \
+                                 stored in the ledger: it will not survive a restart"
+                            );
+                            self.unrecorded = true;
+                        }
                         if let Mode::Call { detach: true } = self.mode {
                             let key = (server.clone(), task_id.clone());
                             let handle = self
@@ -244,7 +260,11 @@ impl Follower {
                                 .map(|t| task_line(server.as_str(), t, crate::engine::UpdateSource::Create))
                                 .unwrap_or_else(|| serde_json::json!({ "server": server.as_str(), "taskId": task_id }));
                             self.emit(&handle);
-                            return Some(exit::COMPLETED);
+                            return Some(if stored {
+                                exit::COMPLETED
+                            } else {
+                                exit::CONNECTION
+                            });
                         }
                         self.add_target(server.clone(), task_id.clone());
                         self.announce(&(server, task_id), &tool);
@@ -264,6 +284,10 @@ impl Follower {
                     CallResult::Error { message } => {
                         say!("error: {tool}: {}", sanitize_line(&message, 500));
                         return Some(exit::CONNECTION);
+                    }
+                    CallResult::Refused { reason } => {
+                        say!("error: {}", sanitize_line(&reason, 500));
+                        return Some(exit::USAGE);
                     }
                 }
             }
@@ -312,16 +336,26 @@ impl Follower {
                     }
                 }
             }
-            EngineEvent::TaskExpired { server, task_id } => {
+            EngineEvent::TaskExpired {
+                server,
+                task_id,
+                why,
+            } => {
                 let key = (server.clone(), task_id.clone());
                 if let Some(t) = self.targets.get_mut(&key)
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    say!(
-                        "task {} is unknown to {server} (expired or never existed)",
-                        task_id
-                    );
+                    say!("task {task_id} on {server}: {}", why.describe());
+                }
+            }
+            EngineEvent::TaskNotFound { server, task_id } => {
+                let key = (server.clone(), task_id.clone());
+                if let Some(t) = self.targets.get_mut(&key)
+                    && t.exit.is_none()
+                {
+                    t.exit = Some(exit::UNKNOWN_TASK);
+                    say!("no task {task_id} on {server} (expired or never existed)");
                 }
             }
             EngineEvent::InputRequested {
@@ -378,17 +412,19 @@ impl Follower {
                 say!(
                     "answer failed for task {}: {}",
                     task_id,
-                    sanitize_line(&error, 300)
+                    sanitize_line(error.text(), 300)
                 );
             }
-            EngineEvent::CancelSent { task_id, .. } => {
-                say!("cancel requested for task {}", task_id)
+            EngineEvent::CancelSent { task_id, acked, .. } => {
+                if acked {
+                    say!("cancel requested for task {task_id}");
+                }
             }
             EngineEvent::CancelFailed { task_id, error, .. } => {
                 say!(
                     "cancel failed for task {}: {}",
                     task_id,
-                    sanitize_line(&error, 300)
+                    sanitize_line(error.text(), 300)
                 )
             }
             EngineEvent::Notice { text, .. } => say!("{}", sanitize_line(&text, 500)),
@@ -401,26 +437,38 @@ impl Follower {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
                 self.status(&format!("{} progress {progress}{total}", task_id));
             }
-            EngineEvent::TaskKnown {
-                server,
-                task_id,
-                last,
-                expired,
-                ..
-            } => {
+            EngineEvent::TaskKnown { server, task } => {
                 // What the ledger already knows: a tombstone or a finished task ends here.
-                if expired {
-                    return Box::pin(self.on_event(EngineEvent::TaskExpired { server, task_id }))
-                        .await;
-                }
-                if let Some(task) = last.filter(|t| t.status.is_terminal()) {
-                    let ev = EngineEvent::TaskUpdated {
+                if let Some(why) = task.end {
+                    let ev = EngineEvent::TaskExpired {
                         server,
-                        task,
-                        source: crate::engine::UpdateSource::Poll,
-                        latency_ms: None,
+                        task_id: task.task_id,
+                        why,
                     };
                     return Box::pin(self.on_event(ev)).await;
+                }
+                let last = task.last?;
+                if last.status.is_terminal() {
+                    let ev = EngineEvent::TaskUpdated {
+                        server,
+                        task: last,
+                        source: crate::engine::UpdateSource::Poll,
+                        latency_ms: None,
+                        pending: Vec::new(),
+                    };
+                    return Box::pin(self.on_event(ev)).await;
+                }
+                // Requests still waiting from before a restart are shown again.
+                for key in task.pending {
+                    if let Some(request) = last.input_requests.get(&key).cloned() {
+                        let ev = EngineEvent::InputRequested {
+                            server: server.clone(),
+                            task_id: task.task_id.clone(),
+                            key,
+                            request,
+                        };
+                        Box::pin(self.on_event(ev)).await;
+                    }
                 }
             }
             EngineEvent::ServerMisbehaved { hint, detail, .. } => say!(

@@ -40,7 +40,12 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
     );
     for r in &records {
         let status = if r.expired {
-            "expired".to_string()
+            r.end
+                .map_or("expired", |e| match e {
+                    crate::ledger::Tombstone::Expired => "expired",
+                    crate::ledger::Tombstone::SessionLost => "session lost",
+                })
+                .to_string()
         } else {
             r.status.clone()
         };

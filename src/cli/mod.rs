@@ -9,8 +9,10 @@ mod conformance;
 mod extras;
 mod follow;
 mod history;
+mod intent;
 mod oneshot;
 mod output;
+mod servers;
 mod task_ref;
 
 pub use args::{Cli, Command, GlobalArgs, exit};
@@ -23,7 +25,7 @@ use tokio::sync::OnceCell;
 
 use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, spawn_engine};
 use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
-use crate::mcp::{ConnectOptions, Endpoint, McpClient, ServerPush};
+use crate::mcp::{ConnectOptions, Endpoint, McpClient};
 use follow::{Follower, Mode};
 use output::say;
 
@@ -44,10 +46,17 @@ pub struct Context {
 
 impl Context {
     pub fn new(cli: &Cli) -> Self {
+        let mut ctx = Self::bare(cli.global.clone(), cli.global.read_only);
+        ctx.servers = cli.servers.clone();
+        ctx
+    }
+
+    /// A context with these options, no `--server` and the default config.
+    pub fn bare(global: GlobalArgs, read_only: bool) -> Self {
         Self {
-            global: cli.global.clone(),
-            servers: cli.servers.clone(),
-            read_only: cli.global.read_only,
+            global,
+            servers: Vec::new(),
+            read_only,
             config: crate::config::Config::defaults(),
             ledger: OnceCell::new(),
         }
@@ -67,16 +76,6 @@ impl Context {
         Ok(opts)
     }
 
-    pub fn spec(&self, server: &str) -> Result<ServerSpec, u8> {
-        if let Some(configured) = self.config.server(server) {
-            return extras::configured_spec(self, configured);
-        }
-        let endpoint = Endpoint::parse(server).map_err(|e| fail(&e.to_string(), exit::USAGE))?;
-        let mut spec = ServerSpec::new(endpoint, self.connect_options()?);
-        spec.read_only = self.read_only;
-        Ok(spec)
-    }
-
     fn single(&self) -> Result<ServerSpec, u8> {
         match self.servers.as_slice() {
             [one] => self.spec(one),
@@ -89,29 +88,23 @@ impl Context {
     }
 
     /// Connect to the one `--server`.
-    pub async fn connect(
-        &self,
-    ) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
+    pub async fn connect(&self) -> Result<(ServerSpec, Arc<McpClient>), u8> {
         let spec = self.single()?;
-        Self::connect_spec(&spec).await
+        let client = self.connect_to(&spec).await?;
+        Ok((spec, client))
     }
 
     /// Connect to `spec` (its pushes are not needed).
     pub async fn connect_to(&self, spec: &ServerSpec) -> Result<Arc<McpClient>, u8> {
-        Self::connect_spec(spec).await.map(|(client, _)| client)
-    }
-
-    async fn connect_spec(
-        spec: &ServerSpec,
-    ) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
-        McpClient::connect(spec.endpoint.clone(), spec.options.clone())
+        let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
             .map_err(|e| {
                 fail(
                     &format!("cannot connect to {}: {e}", spec.id),
                     exit::CONNECTION,
                 )
-            })
+            })?;
+        Ok(client)
     }
 
     /// The ledger, opened (and pruned of old finished tasks) on first use.
@@ -132,6 +125,11 @@ impl Context {
                 let handle = LedgerHandle::spawn(ledger);
                 if let Err(e) = handle.call(|l| l.prune(DEFAULT_RETENTION)).await {
                     tracing::warn!("pruning the ledger failed: {e:#}");
+                }
+                // Rows an older taskrail keyed by a URL the config now names move to the name.
+                let canon = self.canonical_ids();
+                if let Err(e) = handle.call(move |l| l.canonicalize_servers(canon)).await {
+                    tracing::warn!("making server ids canonical failed: {e:#}");
                 }
                 Ok(handle)
             })
@@ -160,6 +158,15 @@ impl Context {
         if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
             tracing::warn!("ledger write failed ({code})");
         }
+    }
+
+    /// [`Context::canonical`] as an owned function for the ledger thread.
+    fn canonical_ids(&self) -> impl Fn(&ServerId) -> ServerId + Send + 'static {
+        let ctx = Context {
+            config: self.config.clone(),
+            ..Context::bare(self.global.clone(), self.read_only)
+        };
+        move |id: &ServerId| ctx.canonical(id)
     }
 
     fn engine_config(&self) -> EngineConfig {
@@ -235,7 +242,7 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
         Some(Command::Get { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
-            Ok((spec, task)) => oneshot::get(&ctx, &spec, &task).await,
+            Ok((spec, task)) => oneshot::get(&ctx, spec, &task).await,
             Err(code) => code,
         },
         Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
@@ -246,17 +253,17 @@ async fn run(cli: Cli) -> u8 {
             force,
         }) => match task_ref::on_server(&ctx, &task_id).await {
             Ok((spec, task)) => {
-                let args = oneshot::AnswerArgs {
+                let args = intent::AnswerArgs {
                     key: &key,
                     response: &response,
                     force,
                 };
-                oneshot::answer(&ctx, &spec, &task, args).await
+                intent::answer(&ctx, spec, &task, args).await
             }
             Err(code) => code,
         },
         Some(Command::Cancel { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
-            Ok((spec, task)) => oneshot::cancel(&ctx, &spec, &task).await,
+            Ok((spec, task)) => intent::cancel(&ctx, spec, &task).await,
             Err(code) => code,
         },
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
@@ -282,9 +289,6 @@ async fn run(cli: Cli) -> u8 {
 }
 
 async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
-    if ctx.read_only {
-        return fail("call refused: --read-only", exit::USAGE);
-    }
     let arguments: serde_json::Value = match serde_json::from_str(args) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) => return fail("--args must be a JSON object", exit::USAGE),
@@ -294,6 +298,14 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if detach && matches!(spec.endpoint, Endpoint::Stdio { .. }) {
+        return fail(
+            "call --detach refused: a stdio server's tasks live in the server process, which \
+             ends with this command; follow the task instead (taskrail call without --detach), \
+             or use the dashboard",
+            exit::USAGE,
+        );
+    }
     let ledger = match ctx.ledger().await {
         Ok(l) => l,
         Err(code) => return code,
@@ -328,15 +340,20 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             Ok(r) => r,
             Err(code) => return code,
         };
-        let only: Option<Vec<ServerId>> = (!ctx.servers.is_empty()).then(|| {
-            ctx.servers
-                .iter()
-                .filter_map(|s| Endpoint::parse(s).ok())
-                .map(|e| ServerId::ad_hoc(&e.identity()))
-                .collect()
-        });
+        let mut only = Vec::new();
+        for s in &ctx.servers {
+            match ctx.server_id(s) {
+                Some(id) => only.push(id),
+                None => {
+                    return fail(
+                        &format!("{s:?} is neither a configured server nor an address"),
+                        exit::USAGE,
+                    );
+                }
+            }
+        }
         for rec in records {
-            if only.as_ref().is_some_and(|o| !o.contains(&rec.server)) {
+            if !only.is_empty() && !only.contains(&rec.server) {
                 continue;
             }
             let disabled = ctx.config.server(rec.server.as_str()).and_then(|s| {
@@ -344,20 +361,26 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
                 Some(extras::disabled_text(s, why))
             });
             if let Some(text) = disabled {
-                say!("skipping task {}: {text}", rec.task_id.prefix());
+                say!("skipping task {}: {text}", rec.task_id);
                 continue;
             }
-            match ctx.spec(rec.server.as_str()) {
-                Ok(spec) => targets.push((spec, rec.task_id)),
-                Err(_) => say!(
-                    "skipping task {} of {}: not a server address taskrail can reach again",
-                    rec.task_id.prefix(),
-                    rec.server
+            match ctx.spec_for(&rec.server) {
+                Some(spec) => targets.push((spec, rec.task_id)),
+                None => say!(
+                    "skipping task {} of {}: not a server this process can reach (a stdio \
+                     server's tasks live in the process that started it)",
+                    rec.task_id,
+                    crate::sanitize::sanitize_line(rec.server.as_str(), 100)
                 ),
             }
         }
         if targets.is_empty() {
-            say!("nothing to watch: the ledger has no unfinished tasks");
+            let on = if only.is_empty() {
+                String::new()
+            } else {
+                " on that server".to_string()
+            };
+            say!("nothing to watch: the ledger has no unfinished tasks{on}");
             return exit::COMPLETED;
         }
     } else {
@@ -445,6 +468,8 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
     let config = EngineConfig {
         resume: true,
         history: true,
+        adopt: true,
+        resolve: Some(ctx.resolver()),
         ..ctx.engine_config()
     };
     let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);

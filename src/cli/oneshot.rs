@@ -1,31 +1,32 @@
-//! One-request subcommands: `tools`, `get`, `answer`, `cancel` — straight on the MCP
-//! client, each recorded in the ledger, each printing JSON (or a sanitized table).
+//! One-request subcommands: `tools` and `get` — straight on the MCP client, recorded in the
+//! ledger, printing JSON (or a sanitized table); and the one `tasks/get` that refreshes
+//! the ledger's record before `answer` judges a key by it.
 //!
-//! Owns: those four commands. Must not follow tasks (that is `follow`).
+//! Owns: those two commands. Must not follow tasks (that is `follow`) nor answer or cancel
+//! them (that is `intent`, through the engine).
 
-use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use serde_json::Value;
 use std::fmt::Write as _;
 
-use super::answer_check::{KeyState, check_response, key_state};
+use super::answer_check::{KeyState, key_state};
 use super::args::exit;
-use super::output::{finish, normalize_response, say, tool_json};
+use super::output::{finish, tool_json};
 use super::task_ref::TaskRef;
 use super::{Context, fail};
 use crate::engine::ServerSpec;
-use crate::ledger::EventKind;
+use crate::ledger::{EventKind, TaskRecord};
 use crate::mcp::{Era, McpClient, McpError, TaskId, TaskStatus};
 use crate::sanitize::sanitize_line;
 
 fn error_exit(e: &McpError) -> u8 {
     match e {
-        McpError::TaskNotFound { .. } => exit::UNKNOWN_TASK,
+        McpError::TaskNotFound { .. } | McpError::SessionLost => exit::UNKNOWN_TASK,
         _ => exit::CONNECTION,
     }
 }
 
 pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
-    let (client, _) = match ctx.connect().await {
+    let (_, client) = match ctx.connect().await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -56,17 +57,44 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
     finish(&text, exit::COMPLETED)
 }
 
-pub async fn get(ctx: &Context, spec: &ServerSpec, task: &TaskRef) -> u8 {
-    let client = match ctx.connect_to(spec).await {
+pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
+    let task_id = &task.task_id;
+    let (server, id) = (spec.id.clone(), task_id.clone());
+    let known = ctx
+        .ledger_call(move |l| {
+            let rec = l.get(&server, &id)?;
+            let session = match rec.as_ref().and_then(|r| r.session) {
+                Some(s) => l.session(s)?,
+                None => None,
+            };
+            Ok((rec.is_some(), session))
+        })
+        .await;
+    let (in_ledger, session) = known.unwrap_or((false, None));
+    // A legacy task lives in its session: rejoin it rather than starting a new one.
+    let connected = match session.filter(|s| !s.lost) {
+        Some(s) => {
+            let legacy = crate::mcp::LegacySession {
+                session_id: s.session_id,
+                protocol_version: s.protocol_version,
+                capabilities: s.capabilities,
+                server_name: s.server_name,
+            };
+            McpClient::rejoin(spec.endpoint.clone(), spec.options.clone(), &legacy)
+                .map(|(c, _)| (spec.clone(), c))
+                .map_err(|e| fail(&format!("cannot reach {}: {e}", spec.id), exit::CONNECTION))
+        }
+        None => ctx.connect_to(&spec).await.map(|c| (spec.clone(), c)),
+    };
+    let (spec, client) = match connected {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let task_id = &task.task_id;
     let code = match fetch(&client, task_id).await {
         Ok(task) => {
             let (era, id, snap) = (client.era(), task_id.clone(), task.clone());
             ctx.record(&spec.id, move |l, server| {
-                l.record_tracked(server, Some(era), &id)?;
+                l.record_tracked(server, Some(era), &id, None)?;
                 l.record_snapshot(server, &snap, EventKind::Poll, None)
                     .map(|_| ())
             })
@@ -82,15 +110,26 @@ pub async fn get(ctx: &Context, spec: &ServerSpec, task: &TaskRef) -> u8 {
             finish(&(crate::sanitize::json_pretty(&task) + "\n"), code)
         }
         Err(e) => {
-            if matches!(e, McpError::TaskNotFound { .. }) {
+            // Only a task the ledger already holds becomes a tombstone: a mistyped id
+            // leaves nothing behind.
+            let why = match e {
+                McpError::TaskNotFound { .. } => Some(crate::ledger::Tombstone::Expired),
+                McpError::SessionLost => Some(crate::ledger::Tombstone::SessionLost),
+                _ => None,
+            };
+            if let (Some(why), true) = (why, in_ledger) {
                 let id = task_id.clone();
-                ctx.record(&spec.id, move |l, server| l.mark_expired(server, &id))
+                ctx.record(&spec.id, move |l, server| l.mark_ended(server, &id, why))
                     .await;
             }
-            fail(&format!("tasks/get: {e}"), error_exit(&e))
+            fail(
+                &format!("tasks/get: {}", task_id.mask(&e.to_string())),
+                error_exit(&e),
+            )
         }
     };
-    client.close().await;
+    // A legacy session stays open: its other tasks may still be running.
+    client.detach().await;
     code
 }
 
@@ -110,115 +149,39 @@ async fn fetch(client: &McpClient, task_id: &TaskId) -> Result<crate::mcp::Task,
     Ok(task)
 }
 
-/// What `answer` is asked to send.
-pub struct AnswerArgs<'a> {
-    pub key: &'a str,
-    pub response: &'a str,
-    pub force: bool,
-}
-
-pub async fn answer(ctx: &Context, spec: &ServerSpec, task: &TaskRef, args: AnswerArgs<'_>) -> u8 {
-    let AnswerArgs {
-        key,
-        response,
-        force,
-    } = args;
-    if ctx.read_only || spec.read_only {
-        return fail("answer refused: --read-only", exit::USAGE);
-    }
-    let response: Value = match serde_json::from_str(response) {
-        Ok(v) => normalize_response(v),
-        Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
-    };
-    let client = match ctx.connect_to(spec).await {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let task_id = &task.task_id;
-    let record = refreshed_record(ctx, &client, spec, task, key).await;
-    let state = key_state(record.as_ref(), key);
-    let ignored = state.ignored_because();
-    let shown_key = sanitize_line(key, 80);
-    if let (Some(why), false) = (&ignored, force) {
-        client.close().await;
-        return fail(
-            &format!(
-                "not sent: task {}, key {shown_key}: {why}, so the server would ignore the answer (--force sends it anyway)",
-                task_id.prefix()
-            ),
-            exit::USAGE,
-        );
-    }
-    if let (KeyState::Pending(request), false) = (&state, force)
-        && let Err(p) = check_response(request, &response)
-    {
-        client.close().await;
-        return fail(
-            &format!(
-                "not sent: field {}: {} (the request's requestedSchema; --force sends it anyway)",
-                p.field, p.why
-            ),
-            exit::USAGE,
-        );
-    }
-    let mut responses = BTreeMap::new();
-    responses.insert(key.to_string(), response.clone());
-    let code = match client.update_task(task_id, &responses).await {
-        Ok(()) => {
-            let action = response
-                .get("action")
-                .and_then(Value::as_str)
-                .unwrap_or("accept")
-                .to_string();
-            let (era, id, k) = (client.era(), task_id.clone(), key.to_string());
-            ctx.record(&spec.id, move |l, server| {
-                l.record_tracked(server, Some(era), &id)?;
-                l.mark_answered(server, &id, &k, &action)?;
-                l.record_event(
-                    server,
-                    &id,
-                    EventKind::InputSent,
-                    None,
-                    &json!({ "key": k, "action": action }),
-                )
-            })
-            .await;
-            let mut ack = json!({ "ok": true, "taskId": task_id, "key": key });
-            if let Some(why) = &ignored {
-                say!("the server acknowledged the answer but ignores it: {why}");
-                ack["ignored"] = json!(why);
-            }
-            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
-        }
-        Err(e) => fail(&format!("tasks/update: {e}"), error_exit(&e)),
-    };
-    client.close().await;
-    code
-}
-
 /// The ledger's record of the task, refreshed with one `tasks/get` when it cannot tell
-/// whether `key` is asked (no snapshot, or a snapshot without the key that is not
-/// answered either: the server may have asked since).
-async fn refreshed_record(
+/// whether `key` is asked (no snapshot, or one without the key that is not answered
+/// either: the server may have asked since). A legacy task's requests come on its
+/// session, not in snapshots: its record is taken as it is.
+pub async fn record_for_answer(
     ctx: &Context,
-    client: &McpClient,
     spec: &ServerSpec,
     task: &TaskRef,
     key: &str,
-) -> Option<crate::ledger::TaskRecord> {
+) -> Option<TaskRecord> {
     let stale = match key_state(task.record.as_ref(), key) {
         KeyState::Pending(_) | KeyState::Answered => false,
         KeyState::NotAsked { .. } | KeyState::Unknown => true,
     };
-    if !stale || client.era() == Era::Legacy {
+    let legacy = task
+        .record
+        .as_ref()
+        .is_some_and(|r| r.era == Some(Era::Legacy));
+    if !stale || legacy {
         return task.record.clone();
     }
-    let Ok(snap) = client.get_task(&task.task_id).await else {
+    let Ok(client) = ctx.connect_to(spec).await else {
         return task.record.clone();
     };
-    let (era, id) = (client.era(), task.task_id.clone());
+    let fetched = client.get_task(&task.task_id).await;
+    let era = client.era();
+    client.detach().await;
+    let Ok(snap) = fetched else {
+        return task.record.clone();
+    };
+    let id = task.task_id.clone();
     ctx.record(&spec.id, move |l, server| {
-        l.record_tracked(server, Some(era), &id)?;
+        l.record_tracked(server, Some(era), &id, None)?;
         l.record_snapshot(server, &snap, EventKind::Poll, None)
             .map(|_| ())
     })
@@ -228,33 +191,4 @@ async fn refreshed_record(
         .await
         .ok()
         .flatten()
-}
-
-pub async fn cancel(ctx: &Context, spec: &ServerSpec, task: &TaskRef) -> u8 {
-    if ctx.read_only || spec.read_only {
-        return fail("cancel refused: --read-only", exit::USAGE);
-    }
-    let client = match ctx.connect_to(spec).await {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let task_id = &task.task_id;
-    let code = match client.cancel_task(task_id).await {
-        Ok(task) => {
-            let (era, id) = (client.era(), task_id.clone());
-            ctx.record(&spec.id, move |l, server| {
-                l.record_tracked(server, Some(era), &id)?;
-                l.record_event(server, &id, EventKind::CancelAcked, None, &json!({}))
-            })
-            .await;
-            let mut ack = json!({ "ok": true, "taskId": task_id });
-            if let Some(t) = task {
-                ack["status"] = json!(t.status.as_str());
-            }
-            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
-        }
-        Err(e) => fail(&format!("tasks/cancel: {e}"), error_exit(&e)),
-    };
-    client.close().await;
-    code
 }

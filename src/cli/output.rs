@@ -91,6 +91,7 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
         UpdateSource::Create => "create",
         UpdateSource::Push => "push",
         UpdateSource::Poll | UpdateSource::Resync => "poll",
+        UpdateSource::Ledger => "ledger",
     };
     let mut v = json!({
         "server": server,

@@ -100,16 +100,22 @@ pub async fn on_server(ctx: &Context, given: &str) -> Result<(ServerSpec, TaskRe
     let task = resolve(ctx, given, spec.as_ref().map(|s| &s.id), Need::Server).await?;
     let spec = match (spec, &task.record) {
         (Some(spec), _) => spec,
-        (None, Some(rec)) => ctx.spec(rec.server.as_str()).map_err(|_| {
-            fail(
-                &format!(
-                    "the ledger has task {} on {}, which is not a server address; give --server",
-                    rec.task_id.prefix(),
-                    sanitize_line(rec.server.as_str(), 100)
-                ),
-                exit::USAGE,
-            )
-        })?,
+        (None, Some(rec)) => match ctx.config.server(rec.server.as_str()) {
+            // a configured server: its own spec (a disabled one says why)
+            Some(_) => ctx.spec(rec.server.as_str())?,
+            None => ctx.spec_for(&rec.server).ok_or_else(|| {
+                fail(
+                    &format!(
+                        "the ledger has task {} on {}, which this process cannot reach (a \
+                         stdio server's tasks live in the process that started it); give \
+                         --server",
+                        rec.task_id,
+                        sanitize_line(rec.server.as_str(), 100)
+                    ),
+                    exit::USAGE,
+                )
+            })?,
+        },
         (None, None) => {
             return Err(fail(
                 &format!(
@@ -123,30 +129,40 @@ pub async fn on_server(ctx: &Context, given: &str) -> Result<(ServerSpec, TaskRe
     Ok((spec, task))
 }
 
+/// A ledger record for tests: `id` on `server`, working, nothing else known.
+#[cfg(test)]
+pub(crate) fn record_fixture(server: &str, id: &str) -> TaskRecord {
+    TaskRecord {
+        server: ServerId::named(server),
+        task_id: TaskId::new(id),
+        era: None,
+        tool: None,
+        arguments: None,
+        recorded_at: chrono::Utc::now(),
+        server_created_at: None,
+        snapshot: None,
+        status: "working".into(),
+        terminal: false,
+        terminal_at: None,
+        expired: false,
+        end: None,
+        last_seen: None,
+        poll_interval_ms: None,
+        ttl_ms: None,
+        parent_task: None,
+        answered_keys: Vec::new(),
+        cancel: None,
+        started_by: None,
+        session: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn rec(server: &str, id: &str) -> TaskRecord {
-        TaskRecord {
-            server: ServerId::named(server),
-            task_id: TaskId::new(id),
-            era: None,
-            tool: None,
-            arguments: None,
-            recorded_at: chrono::Utc::now(),
-            server_created_at: None,
-            snapshot: None,
-            status: "working".into(),
-            terminal: false,
-            terminal_at: None,
-            expired: false,
-            last_seen: None,
-            poll_interval_ms: None,
-            ttl_ms: None,
-            parent_task: None,
-            answered_keys: Vec::new(),
-        }
+        record_fixture(server, id)
     }
 
     fn id(found: Found) -> String {

@@ -7,13 +7,13 @@
 mod raw;
 #[cfg(test)]
 mod tests;
+pub mod theme;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::state::keymap::{Action, Context, Keymap};
 use crate::state::keys::Key;
-use crate::ui::Theme;
 
 /// Where notifications go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// Theme name (bundled) and the resolved theme.
     pub theme_name: Option<String>,
-    pub theme: Option<Theme>,
+    pub theme: Option<theme::ThemeSpec>,
     pub notify: NotifyConfig,
     pub mouse: bool,
     pub keys: Vec<KeyOverride>,
@@ -190,45 +190,4 @@ impl Config {
     }
 }
 
-/// Why a `${VAR}` could not be expanded (the message names the variable, never the text
-/// around it: header values are secrets).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExpandError {
-    /// The variable is not set: the value cannot be built now.
-    Unset(String),
-    /// The text is not a valid use of `${…}`.
-    Malformed(String),
-}
-
-impl std::fmt::Display for ExpandError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExpandError::Unset(var) => write!(f, "environment variable {var} is not set"),
-            ExpandError::Malformed(why) => f.write_str(why),
-        }
-    }
-}
-
-/// Expand every `${VAR}`; errors name the variable, never the text around it.
-pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| ExpandError::Malformed("`${` without a closing `}`".into()))?;
-        let var = &after[..end];
-        if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(ExpandError::Malformed(format!(
-                "`${{{var}}}` is not an environment variable name"
-            )));
-        }
-        let val = env(var).ok_or_else(|| ExpandError::Unset(var.to_string()))?;
-        out.push_str(&val);
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
+pub use crate::mcp::endpoint::{ExpandError, expand_env};

@@ -36,6 +36,16 @@ pub struct TrackedTask {
     pub consecutive_errors: u32,
     /// Result or error received before the terminal snapshot (legacy `tasks/result`).
     pub early_payload: Option<(Option<Value>, Option<ErrorObject>)>,
+    /// This engine holds the task's lease and polls it; otherwise another process does and
+    /// this one mirrors what it records in the ledger.
+    pub owned: bool,
+    /// Not confirmed by the server yet (an id given to follow): nothing is recorded or
+    /// reported until the first snapshot.
+    pub provisional: bool,
+    /// The legacy session the task lives in (a ledger `sessions` row).
+    pub session: Option<i64>,
+    /// Polls since the last write that changed nothing (written as one `polls` event).
+    pub quiet_polls: u32,
 }
 
 /// What one snapshot changed.
@@ -119,18 +129,23 @@ impl TrackedTask {
         }
     }
 
-    /// Keys the user still has to answer.
+    /// Keys of the last snapshot still waiting for an answer (answered ones, here or by
+    /// another process, and keys reused for a different request are left out).
     pub fn pending_keys(&self) -> Vec<String> {
-        self.last
-            .as_ref()
-            .map(|t| {
-                t.input_requests
-                    .keys()
-                    .filter(|k| !self.answered.contains(*k))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default()
+        match &self.last {
+            Some(t) if !t.status.is_terminal() && !self.expired => t
+                .input_requests
+                .keys()
+                .filter(|k| !self.answered.contains(*k) && !self.reused.contains(*k))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Followed at all: not finished and not a tombstone.
+    pub fn live(&self) -> bool {
+        !self.terminal && !self.expired
     }
 }
 

@@ -39,14 +39,16 @@ fn two_ledgers_interleave_writes_from_two_threads() {
                 for i in 0..PER_WRITER {
                     let id = format!("{name}-{i}");
                     ledger
-                        .record_created(
-                            &ServerId::named("srv"),
-                            Era::Modern,
-                            "tool",
-                            &json!({ "i": i }),
-                            &working(&id),
-                            None,
-                        )
+                        .record_created(crate::ledger::NewTask {
+                            server: &ServerId::named("srv"),
+                            era: Era::Modern,
+                            tool: "tool",
+                            arguments: &json!({ "i": i }),
+                            task: &working(&id),
+                            parent_task: None,
+                            session: None,
+                            started_by: None,
+                        })
                         .unwrap();
                     ledger
                         .record_event(
@@ -109,14 +111,16 @@ fn crash_child_records_then_hangs() {
     };
     let ledger = Ledger::open(Path::new(&path)).unwrap();
     ledger
-        .record_created(
-            &ServerId::named("srv"),
-            Era::Legacy,
-            "long_job",
-            &json!({ "x": 1 }),
-            &working(CRASH_TASK_ID),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("srv"),
+            era: Era::Legacy,
+            tool: "long_job",
+            arguments: &json!({ "x": 1 }),
+            task: &working(CRASH_TASK_ID),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     println!("{READY}");
     loop {

@@ -64,6 +64,10 @@ mod tests {
             ttl_ms: None,
             parent_task: Some(TaskId::new("fedcba9876543210")),
             answered_keys: vec![],
+            end: None,
+            cancel: None,
+            started_by: None,
+            session: None,
         };
         let events = vec![
             EventRecord {

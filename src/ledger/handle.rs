@@ -204,14 +204,16 @@ mod tests {
         let created = task("handle-task-1", TaskStatus::Working);
         handle
             .call(move |l| {
-                l.record_created(
-                    &ServerId::named("srv"),
-                    Era::Modern,
-                    "tool",
-                    &json!({}),
-                    &created,
-                    None,
-                )
+                l.record_created(crate::ledger::NewTask {
+                    server: &ServerId::named("srv"),
+                    era: Era::Modern,
+                    tool: "tool",
+                    arguments: &json!({}),
+                    task: &created,
+                    parent_task: None,
+                    session: None,
+                    started_by: None,
+                })
             })
             .await
             .unwrap();

@@ -8,13 +8,20 @@
 mod db;
 mod duration;
 pub mod export;
+mod feed;
 mod handle;
+mod identity;
+mod leases;
+mod outbox;
 mod read;
 mod schema;
+mod sessions;
 mod write;
 
 #[cfg(test)]
 mod durability_tests;
+#[cfg(test)]
+mod shared_tests;
 #[cfg(test)]
 mod store_tests;
 
@@ -27,8 +34,13 @@ use crate::mcp::types::{Era, Task};
 
 pub use db::{DB_ENV, Ledger};
 pub use duration::parse_duration;
+pub use feed::Changes;
 pub use handle::LedgerHandle;
+pub use leases::{Owner, owner_alive};
+pub use outbox::{OutboxKind, OutboxOutcome, OutboxRequest};
 pub use read::AnsweredKey;
+pub use sessions::SessionRecord;
+pub use write::NewTask;
 
 /// Default retention for terminal tasks when the caller prunes at start-up.
 pub const DEFAULT_RETENTION: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
@@ -45,6 +57,8 @@ pub enum EventKind {
     CancelAcked,
     Push,
     Poll,
+    /// Polls that changed nothing, counted (so the timeline tells the request rate).
+    Polls,
     Resync,
     Expired,
     Error,
@@ -53,7 +67,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 12] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::Created,
         EventKind::Status,
         EventKind::InputRequested,
@@ -62,6 +76,7 @@ impl EventKind {
         EventKind::CancelAcked,
         EventKind::Push,
         EventKind::Poll,
+        EventKind::Polls,
         EventKind::Resync,
         EventKind::Expired,
         EventKind::Error,
@@ -79,6 +94,7 @@ impl EventKind {
             EventKind::CancelAcked => "cancel_acked",
             EventKind::Push => "push",
             EventKind::Poll => "poll",
+            EventKind::Polls => "polls",
             EventKind::Resync => "resync",
             EventKind::Expired => "expired",
             EventKind::Error => "error",
@@ -122,8 +138,10 @@ pub struct TaskRecord {
     pub terminal: bool,
     /// When the task became terminal (or was tombstoned) as seen by taskrail.
     pub terminal_at: Option<DateTime<Utc>>,
-    /// Tombstone: the server no longer knows the task (TTL passed or deleted).
+    /// Tombstone: the server no longer knows the task (TTL passed or deleted), or dropped
+    /// the legacy session it lived in; [`TaskRecord::end`] says which.
     pub expired: bool,
+    pub end: Option<Tombstone>,
     pub last_seen: Option<DateTime<Utc>>,
     pub poll_interval_ms: Option<u64>,
     pub ttl_ms: Option<u64>,
@@ -131,6 +149,48 @@ pub struct TaskRecord {
     pub parent_task: Option<TaskId>,
     /// Input keys already answered, oldest first. Never prompt for these again.
     pub answered_keys: Vec<String>,
+    /// A cancel was requested (`Some(false)`) or acknowledged (`Some(true)`), by any process.
+    pub cancel: Option<bool>,
+    /// The client that asked for the call, when it was not taskrail itself (a proxied host).
+    pub started_by: Option<String>,
+    /// The legacy session the task lives in (a `sessions` row), if any.
+    #[serde(skip)]
+    pub session: Option<i64>,
+}
+
+/// Why a tombstone ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tombstone {
+    /// The server answered "unknown task" (TTL passed, or it was deleted).
+    Expired,
+    /// The legacy session the task belonged to is gone from the server.
+    SessionLost,
+}
+
+impl Tombstone {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tombstone::Expired => "expired",
+            Tombstone::SessionLost => "session_lost",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Tombstone> {
+        match s {
+            "expired" => Some(Tombstone::Expired),
+            "session_lost" => Some(Tombstone::SessionLost),
+            _ => None,
+        }
+    }
+
+    /// How a person reads it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tombstone::Expired => "expired or never existed",
+            Tombstone::SessionLost => "session lost",
+        }
+    }
 }
 
 /// One entry of a task's timeline.

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::db::{from_ms, from_sql_u64, now_ms};
-use super::{EventKind, EventRecord, Ledger, TaskRecord};
+use super::{EventKind, EventRecord, Ledger, TaskRecord, Tombstone};
 use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::Era;
 
@@ -24,15 +24,17 @@ pub struct AnsweredKey {
     pub at: DateTime<Utc>,
 }
 
-const SELECT_TASK: &str = "
+pub(super) const SELECT_TASK: &str = "
     SELECT t.server, t.task_id, t.era, t.tool, t.arguments, t.recorded_at,
            t.server_created_at, t.snapshot, t.status, t.terminal, t.terminal_at, t.expired,
            t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task,
            (SELECT json_group_array(a.input_key ORDER BY a.answered_at, a.input_key)
-              FROM answered_keys a WHERE a.task = t.id)
+              FROM answered_keys a WHERE a.task = t.id),
+           t.end_reason, t.cancel_state, t.started_by, t.session,
+           t.changed_seq AS changed_seq, t.id AS row_id
       FROM tasks t";
 
-fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
+pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
         Ok(r.get::<_, Option<String>>(i)?
             .and_then(|s| serde_json::from_str(&s).ok()))
@@ -67,6 +69,17 @@ fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         ttl_ms: from_sql_u64(r.get(14)?),
         parent_task: r.get(15)?,
         answered_keys,
+        end: r
+            .get::<_, Option<String>>(17)?
+            .as_deref()
+            .and_then(Tombstone::parse),
+        cancel: match r.get::<_, i64>(18)? {
+            1 => Some(false),
+            2 => Some(true),
+            _ => None,
+        },
+        started_by: r.get(19)?,
+        session: r.get(20)?,
     })
 }
 
@@ -194,5 +207,31 @@ impl Ledger {
             tracing::debug!(deleted, "pruned old terminal tasks from the ledger");
         }
         Ok(deleted)
+    }
+}
+
+impl Ledger {
+    /// Every server with an unfinished task, by id.
+    pub fn servers_with_open_tasks(&self) -> anyhow::Result<Vec<crate::ids::ServerId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT server FROM tasks WHERE terminal = 0 ORDER BY server",
+        )?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
+impl Ledger {
+    /// One server's tasks, newest first; finished ones only if `include_terminal`.
+    pub fn list_server(
+        &self,
+        server: &crate::ids::ServerId,
+        include_terminal: bool,
+    ) -> anyhow::Result<Vec<TaskRecord>> {
+        self.query_tasks(
+            "WHERE t.server = ?1 AND (?2 OR t.terminal = 0)
+             ORDER BY t.recorded_at DESC, t.id DESC",
+            params![server, include_terminal],
+        )
     }
 }

@@ -44,14 +44,16 @@ fn creation_round_trip() {
     let (_dir, ledger) = open();
     let args = json!({ "n": 3, "label": "x" });
     ledger
-        .record_created(
-            &ServerId::named("srv-a"),
-            Era::Modern,
-            "slow_sum",
-            &args,
-            &working("t-1"),
-            Some(&TaskId::new("t-0")),
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("srv-a"),
+            era: Era::Modern,
+            tool: "slow_sum",
+            arguments: &args,
+            task: &working("t-1"),
+            parent_task: Some(&TaskId::new("t-0")),
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     let r = ledger
         .get(&ServerId::named("srv-a"), &TaskId::new("t-1"))
@@ -74,14 +76,16 @@ fn creation_round_trip() {
 
     // Idempotent: a second call keeps the first creation data and adds no event.
     ledger
-        .record_created(
-            &ServerId::named("srv-a"),
-            Era::Legacy,
-            "other",
-            &json!({}),
-            &working("t-1"),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("srv-a"),
+            era: Era::Legacy,
+            tool: "other",
+            arguments: &json!({}),
+            task: &working("t-1"),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     let again = ledger
         .get(&ServerId::named("srv-a"), &TaskId::new("t-1"))
@@ -106,13 +110,14 @@ fn creation_round_trip() {
 fn tracked_task_is_inserted_once_and_filled_by_creation() {
     let (_dir, ledger) = open();
     ledger
-        .record_tracked(&ServerId::named("srv"), None, &TaskId::new("t-9"))
+        .record_tracked(&ServerId::named("srv"), None, &TaskId::new("t-9"), None)
         .unwrap();
     ledger
         .record_tracked(
             &ServerId::named("srv"),
             Some(Era::Legacy),
             &TaskId::new("t-9"),
+            None,
         )
         .unwrap();
     let r = ledger
@@ -124,14 +129,16 @@ fn tracked_task_is_inserted_once_and_filled_by_creation() {
     assert!(r.tool.is_none() && r.snapshot.is_none());
     assert_eq!(kinds(&ledger, "srv", "t-9"), [EventKind::Note]);
     ledger
-        .record_created(
-            &ServerId::named("srv"),
-            Era::Modern,
-            "tool",
-            &json!({}),
-            &working("t-9"),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("srv"),
+            era: Era::Modern,
+            tool: "tool",
+            arguments: &json!({}),
+            task: &working("t-9"),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     let r = ledger
         .get(&ServerId::named("srv"), &TaskId::new("t-9"))
@@ -146,14 +153,16 @@ fn snapshot_ordering_and_first_terminal_wins() {
     let (_dir, ledger) = open();
     let id = "t-order";
     ledger
-        .record_created(
-            &ServerId::named("s"),
-            Era::Modern,
-            "tool",
-            &json!({}),
-            &working(id),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("s"),
+            era: Era::Modern,
+            tool: "tool",
+            arguments: &json!({}),
+            task: &working(id),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     let t1 = with_status(id, "working", "2026-07-28T10:00:01Z");
     assert!(
@@ -280,14 +289,16 @@ fn batched_snapshots_apply_in_order() {
     let (_dir, ledger) = open();
     for id in ["b-1", "b-2"] {
         ledger
-            .record_created(
-                &ServerId::named("s"),
-                Era::Legacy,
-                "tool",
-                &json!({}),
-                &working(id),
-                None,
-            )
+            .record_created(crate::ledger::NewTask {
+                server: &ServerId::named("s"),
+                era: Era::Legacy,
+                tool: "tool",
+                arguments: &json!({}),
+                task: &working(id),
+                parent_task: None,
+                session: None,
+                started_by: None,
+            })
             .unwrap();
     }
     let batch = vec![
@@ -342,14 +353,16 @@ fn batched_snapshots_apply_in_order() {
 fn answered_keys_first_answer_wins() {
     let (_dir, ledger) = open();
     ledger
-        .record_created(
-            &ServerId::named("s"),
-            Era::Modern,
-            "tool",
-            &json!({}),
-            &working("t"),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("s"),
+            era: Era::Modern,
+            tool: "tool",
+            arguments: &json!({}),
+            task: &working("t"),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     assert!(
         ledger
@@ -395,14 +408,16 @@ fn answered_keys_first_answer_wins() {
 fn tombstone_is_terminal_and_final() {
     let (_dir, ledger) = open();
     ledger
-        .record_created(
-            &ServerId::named("s"),
-            Era::Modern,
-            "tool",
-            &json!({}),
-            &working("gone"),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("s"),
+            era: Era::Modern,
+            tool: "tool",
+            arguments: &json!({}),
+            task: &working("gone"),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     ledger
         .mark_expired(&ServerId::named("s"), &TaskId::new("gone"))
@@ -441,14 +456,16 @@ fn list_non_terminal_and_find() {
     ];
     for (server, id) in ids {
         ledger
-            .record_created(
-                &ServerId::named(server),
-                Era::Modern,
-                "tool",
-                &json!({}),
-                &working(id),
-                None,
-            )
+            .record_created(crate::ledger::NewTask {
+                server: &ServerId::named(server),
+                era: Era::Modern,
+                tool: "tool",
+                arguments: &json!({}),
+                task: &working(id),
+                parent_task: None,
+                session: None,
+                started_by: None,
+            })
             .unwrap();
         // Distinct creation times so "newest first" is observable.
         std::thread::sleep(Duration::from_millis(3));
@@ -504,14 +521,16 @@ fn list_non_terminal_and_find() {
 fn timeline_keeps_insertion_order() {
     let (_dir, ledger) = open();
     ledger
-        .record_created(
-            &ServerId::named("s"),
-            Era::Modern,
-            "tool",
-            &json!({}),
-            &working("t"),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("s"),
+            era: Era::Modern,
+            tool: "tool",
+            arguments: &json!({}),
+            task: &working("t"),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     let steps = [
         (EventKind::CancelRequested, None, json!({ "by": "user" })),
@@ -556,14 +575,16 @@ fn prune_removes_only_old_terminal_tasks() {
     let (_dir, ledger) = open();
     for id in ["old-done", "new-done", "old-running", "old-expired"] {
         ledger
-            .record_created(
-                &ServerId::named("s"),
-                Era::Modern,
-                "tool",
-                &json!({}),
-                &working(id),
-                None,
-            )
+            .record_created(crate::ledger::NewTask {
+                server: &ServerId::named("s"),
+                era: Era::Modern,
+                tool: "tool",
+                arguments: &json!({}),
+                task: &working(id),
+                parent_task: None,
+                session: None,
+                started_by: None,
+            })
             .unwrap();
     }
     ledger

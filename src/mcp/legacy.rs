@@ -71,6 +71,7 @@ mod tests {
         let req = InputRequest {
             method: "elicitation/create".into(),
             params: json!({"message": "ok?"}),
+            reply_to: None,
         };
         p.insert(
             &TaskId::new("t1"),
@@ -98,6 +99,7 @@ mod tests {
         let req = InputRequest {
             method: "elicitation/create".into(),
             params: json!({}),
+            reply_to: None,
         };
         p.insert(&TaskId::new("t1"), "k", RequestId::Num(1), req);
         p.merge_into(&mut task(TaskStatus::Completed));

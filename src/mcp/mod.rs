@@ -20,7 +20,7 @@ pub mod types;
 #[cfg(test)]
 mod decode_tests;
 
-pub use client::McpClient;
+pub use client::{LegacySession, McpClient};
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
 pub use push::{ServerPush, Subscription, SubscriptionEvent};

@@ -94,6 +94,10 @@ pub struct InputRequest {
     pub method: String,
     #[serde(default)]
     pub params: Value,
+    /// Legacy: the JSON-RPC id of the server's request, which the answer must carry (kept
+    /// in the ledger so an answer can still be sent after a restart).
+    #[serde(default, rename = "_replyTo", skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<Value>,
 }
 
 impl InputRequest {
@@ -223,7 +227,14 @@ fn decode_input_requests(map: &Map<String, Value>) -> BTreeMap<String, InputRequ
         .filter_map(|(k, v)| {
             let method = v.get("method").and_then(Value::as_str)?.to_string();
             let params = v.get("params").cloned().unwrap_or(Value::Null);
-            Some((k.clone(), InputRequest { method, params }))
+            Some((
+                k.clone(),
+                InputRequest {
+                    method,
+                    params,
+                    reply_to: None,
+                },
+            ))
         })
         .collect()
 }

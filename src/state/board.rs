@@ -50,7 +50,7 @@ impl Tab {
     pub fn matches(self, row: &TaskRow) -> bool {
         match self {
             Tab::All => true,
-            Tab::Active => !row.is_terminal(),
+            Tab::Active => !row.is_over(),
             Tab::Input => row.needs_input(),
             Tab::Done => row.status() == Some(&TaskStatus::Completed) && !row.tool_error(),
             Tab::Failed => row.status() == Some(&TaskStatus::Failed) || row.tool_error(),

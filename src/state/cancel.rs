@@ -44,7 +44,7 @@ pub(super) fn ask(state: &mut State, now: Now) {
 /// The confirmed cancel (a task that ended meanwhile is left alone).
 pub(super) fn send(state: &mut State, key: TaskKey, fx: &mut Vec<Effect>) {
     if let Some(row) = state.tasks.get_mut(&key)
-        && !row.is_terminal()
+        && !row.is_over()
     {
         row.cancel = Some(CancelMark { acked: false });
         state.board.dirty = true;
@@ -55,9 +55,14 @@ pub(super) fn send(state: &mut State, key: TaskKey, fx: &mut Vec<Effect>) {
     }
 }
 
-pub(super) fn sent(state: &mut State, key: &TaskKey) {
-    if let Some(c) = state.tasks.get_mut(key).and_then(|r| r.cancel.as_mut()) {
-        c.acked = true;
+/// A cancel was requested (`acked`: the server acknowledged it), here or by another
+/// process sharing the ledger.
+pub(super) fn sent(state: &mut State, key: &TaskKey, acked: bool) {
+    if let Some(row) = state.tasks.get_mut(key)
+        && !row.is_over()
+    {
+        let c = row.cancel.get_or_insert(CancelMark { acked });
+        c.acked |= acked;
         state.board.dirty = true;
     }
 }

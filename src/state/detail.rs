@@ -232,6 +232,7 @@ fn phase_text(row: &TaskRow) -> String {
         Phase::CancelRequested { acked: true } => "cancel requested".to_string(),
         Phase::CancelRequested { acked: false } => "cancel sending".to_string(),
         Phase::EndedAnyway(s) => format!("{} anyway (cancel was requested)", s.as_str()),
+        Phase::Gone(why) => format!("{} (no longer followed)", why.describe()),
     }
 }
 

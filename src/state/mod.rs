@@ -33,8 +33,10 @@ mod tests;
 
 use std::collections::HashMap;
 
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
+use crate::engine::{EngineCommand, EngineEvent, TaskId};
 
+pub use crate::engine::{NoticeLevel, ServerId, Tombstone};
+pub use crate::mcp::{TaskStatus, ToolInfo};
 pub use alerts::{Alert, AlertKind};
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};

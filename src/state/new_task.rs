@@ -280,7 +280,14 @@ pub(super) fn call_finished(
 ) {
     state.calls.remove(&call_id);
     match result {
-        CallResult::Task { task_id } => {
+        CallResult::Task { task_id, stored } => {
+            if !stored {
+                let text = format!(
+                    "{tool}: task {} runs on {server} but could not be stored in the ledger",
+                    task_id.prefix()
+                );
+                state.notify(NoticeLevel::Error, &text, now);
+            }
             let tk = TaskKey::new(&server, &task_id);
             let row = row_mut(state, &tk);
             row.tool = row.tool.take().or(Some(tool.clone()));
@@ -303,5 +310,6 @@ pub(super) fn call_finished(
             let text = format!("{tool} failed: {message}");
             state.notify(NoticeLevel::Error, &text, now);
         }
+        CallResult::Refused { reason } => state.notify(NoticeLevel::Warn, &reason, now),
     }
 }

@@ -2,9 +2,9 @@
 //! expiry, new input requests, reused input keys and numeric progress. The rows' own
 //! invariants (first terminal wins, input-key dedup) live in `task`. Must not render.
 
-use super::task::TaskRow;
+use super::task::{CancelMark, TaskRow};
 use super::{Now, State, TaskKey, forms};
-use crate::engine::{EngineEvent, NoticeLevel, ServerId, UpdateSource};
+use crate::engine::{EngineEvent, NoticeLevel, ServerId, TaskId, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task};
 
 /// The row of `key`, created on first mention; the table is rebuilt on the next frame.
@@ -19,54 +19,70 @@ pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRo
 /// What the ledger knows about a followed task (`TaskKnown`; history, so it updates no
 /// "last seen"). Other events are ignored.
 pub(super) fn known(state: &mut State, event: EngineEvent, now: Now) {
-    let EngineEvent::TaskKnown {
-        server,
-        task_id,
-        tool,
-        arguments,
-        recorded_at,
-        last,
-        expired,
-        parent_task,
-    } = event
-    else {
+    let EngineEvent::TaskKnown { server, task } = event else {
         return;
     };
-    let row = row_mut(state, &TaskKey::new(&server, &task_id));
-    row.tool = tool.or(row.tool.take());
-    row.arguments = arguments.or(row.arguments.take());
-    row.recorded_at = Some(recorded_at);
-    row.parent_task = parent_task;
-    row.expired |= expired;
-    if let Some(task) = last {
+    let row = row_mut(state, &TaskKey::new(&server, &task.task_id));
+    row.tool = task.tool.or(row.tool.take());
+    row.arguments = task.arguments.or(row.arguments.take());
+    row.recorded_at = Some(task.recorded_at);
+    row.parent_task = task.parent_task;
+    row.started_by = task
+        .started_by
+        .map(|s| crate::sanitize::sanitize_line(&s, 40))
+        .or(row.started_by.take());
+    if let Some(why) = task.end {
+        row.expired = true;
+        row.end = Some(why);
+    }
+    if let Some(acked) = task.cancel
+        && row.cancel.is_none()
+    {
+        row.cancel = Some(CancelMark { acked });
+    }
+    if let Some(last) = task.last {
         let seen = row.seen_at;
-        row.apply_snapshot(task, None, None, now);
+        row.apply_snapshot(last, &task.pending, None, None, now);
         row.seen_at = seen;
     }
-    row.created = row.created.or(Some(recorded_at));
+    row.created = row.created.or(Some(task.recorded_at));
 }
 
-/// A new snapshot; a task that just ended closes its open input form.
+/// A new snapshot with the keys the engine still counts as pending; a task that just
+/// ended closes its open input form.
 pub(super) fn snapshot(
     state: &mut State,
     server: &ServerId,
     task: Task,
+    pending: &[String],
     source: UpdateSource,
     latency_ms: Option<u64>,
     now: Now,
 ) {
     let key = TaskKey::new(server, &task.task_id);
     let row = row_mut(state, &key);
-    if row.apply_snapshot(task, Some(source), latency_ms, now) && row.is_terminal() {
-        forms::close_for_ended_task(state, &key, now);
+    if row.apply_snapshot(task, pending, Some(source), latency_ms, now) {
+        if row.is_terminal() {
+            forms::close_for_ended_task(state, &key, now);
+        }
+    } else {
+        row.set_pending(pending);
     }
 }
 
-pub(super) fn expired(state: &mut State, key: &TaskKey, now: Now) {
+/// A tombstone: the server no longer knows the task, or dropped its session.
+pub(super) fn expired(state: &mut State, key: &TaskKey, why: Tombstone, now: Now) {
     let row = row_mut(state, key);
     row.expired = true;
+    row.end = Some(why);
     row.pending.clear();
     forms::close_for_ended_task(state, key, now);
+}
+
+/// An id given to follow that its server does not know: no row, a notice.
+pub(super) fn not_found(state: &mut State, server: &ServerId, task_id: &TaskId, now: Now) {
+    let text = format!("no task {} on {server}", task_id.prefix());
+    state.notify(NoticeLevel::Warn, &text, now);
 }
 
 pub(super) fn input_requested(

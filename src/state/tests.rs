@@ -8,6 +8,7 @@ mod board;
 mod cancel;
 mod command_line;
 mod detail;
+mod engine_facts;
 mod forms;
 mod hints;
 mod inbox;
@@ -21,7 +22,7 @@ use serde_json::json;
 
 use super::task::Phase;
 use super::*;
-use crate::engine::{TaskId, UpdateSource};
+use crate::engine::{KnownTask, TaskId, UpdateSource};
 use crate::mcp::{InputRequest, Task, TaskStatus};
 
 pub(super) fn t0() -> Now {
@@ -52,18 +53,19 @@ pub(super) fn task(id: &str, status: TaskStatus) -> Task {
 }
 
 pub(super) fn updated(task: Task) -> Msg {
-    Msg::Engine(EngineEvent::TaskUpdated {
-        server: srv(),
+    Msg::Engine(EngineEvent::snapshot(
+        srv(),
         task,
-        source: UpdateSource::Poll,
-        latency_ms: Some(12),
-    })
+        UpdateSource::Poll,
+        Some(12),
+    ))
 }
 
 pub(super) fn elicit(schema: serde_json::Value) -> InputRequest {
     InputRequest {
         method: "elicitation/create".to_string(),
         params: json!({"mode": "form", "message": "Who are you?", "requestedSchema": schema}),
+        reply_to: None,
     }
 }
 
@@ -87,13 +89,18 @@ pub(super) fn code(c: KeyCode) -> Msg {
 pub(super) fn known(server: &ServerId, id: &str, tool: &str) -> Msg {
     Msg::Engine(EngineEvent::TaskKnown {
         server: server.clone(),
-        task_id: TaskId::new(id),
-        tool: Some(tool.to_string()),
-        arguments: Some(json!({"pages": 3})),
-        recorded_at: t0(),
-        last: None,
-        expired: false,
-        parent_task: None,
+        task: KnownTask {
+            task_id: TaskId::new(id),
+            tool: Some(tool.to_string()),
+            arguments: Some(json!({"pages": 3})),
+            recorded_at: t0(),
+            last: None,
+            end: None,
+            parent_task: None,
+            pending: Vec::new(),
+            cancel: None,
+            started_by: None,
+        },
     })
 }
 
@@ -298,13 +305,18 @@ fn task_known_expired_and_notices() {
         &mut s,
         vec![Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
-            task_id: TaskId::new("t1"),
-            tool: Some("search".into()),
-            arguments: Some(json!({"q": 1})),
-            recorded_at: t0(),
-            last: Some(task("t1", TaskStatus::Working)),
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                task_id: TaskId::new("t1"),
+                tool: Some("search".into()),
+                arguments: Some(json!({"q": 1})),
+                recorded_at: t0(),
+                last: Some(task("t1", TaskStatus::Working)),
+                end: None,
+                parent_task: None,
+                pending: Vec::new(),
+                cancel: None,
+                started_by: None,
+            },
         })],
     );
     let row = &s.tasks[&tk("t1")];
@@ -316,6 +328,7 @@ fn task_known_expired_and_notices() {
             Msg::Engine(EngineEvent::TaskExpired {
                 server: srv(),
                 task_id: TaskId::new("t1"),
+                why: Tombstone::Expired,
             }),
             Msg::Engine(EngineEvent::Notice {
                 server: Some(srv()),

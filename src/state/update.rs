@@ -12,7 +12,7 @@ use super::{
     alerts, board, cancel, command, detail, forms, hints, inbox, mouse, new_task, notices, rows,
     servers,
 };
-use crate::engine::{CallResult, EngineCommand, EngineEvent};
+use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
 /// Apply one message; returns the effects to execute, in order.
 pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
@@ -216,12 +216,21 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             task,
             source,
             latency_ms,
+            pending,
         } => {
-            servers::recovered(state, &server);
-            rows::snapshot(state, &server, task, source, latency_ms, now)
+            // a snapshot from the server itself (not one another process recorded)
+            if source != UpdateSource::Ledger {
+                servers::recovered(state, &server);
+            }
+            rows::snapshot(state, &server, task, &pending, source, latency_ms, now)
         }
-        EngineEvent::TaskExpired { server, task_id } => {
-            rows::expired(state, &TaskKey::new(&server, &task_id), now)
+        EngineEvent::TaskExpired {
+            server,
+            task_id,
+            why,
+        } => rows::expired(state, &TaskKey::new(&server, &task_id), why, now),
+        EngineEvent::TaskNotFound { server, task_id } => {
+            rows::not_found(state, &server, &task_id, now)
         }
         EngineEvent::InputRequested {
             server,
@@ -255,16 +264,25 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             task_id,
             keys,
             error,
-        } => forms::answer_failed(state, &TaskKey::new(&server, &task_id), &keys, &error, now),
-        EngineEvent::CancelSent { server, task_id } => {
-            servers::recovered(state, &server);
-            cancel::sent(state, &TaskKey::new(&server, &task_id))
+        } => {
+            let error = error.to_string();
+            forms::answer_failed(state, &TaskKey::new(&server, &task_id), &keys, &error, now)
+        }
+        EngineEvent::CancelSent {
+            server,
+            task_id,
+            acked,
+        } => {
+            if acked {
+                servers::recovered(state, &server);
+            }
+            cancel::sent(state, &TaskKey::new(&server, &task_id), acked)
         }
         EngineEvent::CancelFailed {
             server,
             task_id,
             error,
-        } => cancel::failed(state, &TaskKey::new(&server, &task_id), &error, now),
+        } => cancel::failed(state, &TaskKey::new(&server, &task_id), error.text(), now),
         EngineEvent::CallFinished {
             server,
             call_id,

@@ -8,12 +8,10 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
 use super::Theme;
 use super::text::fit;
-use crate::engine::ServerId;
-use crate::mcp::ToolInfo;
 use crate::sanitize::sanitize_line;
-use crate::state::State;
 use crate::state::modal::{Confirm, Picker, PickerItem, ToolPicker};
 use crate::state::servers::short_name;
+use crate::state::{ServerId, State, ToolInfo};
 
 /// A rectangle of `w`x`h` (clamped to `area`) centred in `area`.
 pub fn centered(area: Rect, w: u16, h: u16) -> Rect {

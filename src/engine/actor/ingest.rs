@@ -35,7 +35,21 @@ impl ServerActor {
             self.conformance
                 .snapshot(&task, source, pushed, r.changed, chrono::Utc::now());
         self.hints(findings).await;
-        let era = self.client.as_ref().map(|c| c.era());
+        let era = self.client_for(&task_id).map(|c| c.era());
+        // What the tracker kept (a payload that came early is merged in).
+        let task = self
+            .tasks
+            .get(&task_id)
+            .and_then(|t| t.last.clone())
+            .unwrap_or(task);
+        if !r.changed && source == UpdateSource::Poll {
+            // Nothing to write; the count says how often we asked.
+            if let Some(t) = self.tasks.get_mut(&task_id) {
+                t.quiet_polls = t.quiet_polls.saturating_add(1);
+            }
+        } else {
+            self.flush_quiet_polls(&task_id);
+        }
         if (r.changed || source != UpdateSource::Poll)
             && let Some(ledger) = &self.ledger
         {
@@ -52,13 +66,8 @@ impl ServerActor {
                     .await;
             }
         }
-        self.emit(EngineEvent::TaskUpdated {
-            server: self.id(),
-            task: task.clone(),
-            source,
-            latency_ms,
-        })
-        .await;
+        let ev = self.updated(task.clone(), source, latency_ms);
+        self.emit(ev).await;
         // The ledger records `input_requested` with the snapshot itself.
         for (key, request) in r.new_inputs {
             self.emit(EngineEvent::InputRequested {
@@ -74,10 +83,9 @@ impl ServerActor {
             self.hints(finding).await;
             self.notice(
                 NoticeLevel::Warn,
-                format!(
-                    "server bug: input key {key:?} of task {} was reused for a different request",
-                    task_id
-                ),
+                task_id.mask(&format!(
+                    "server bug: input key {key:?} of task {task_id} was reused for a different request"
+                )),
             )
             .await;
             self.emit(EngineEvent::InputKeyReused {
@@ -100,11 +108,31 @@ impl ServerActor {
                         self.start_get(&task_id, UpdateSource::Resync);
                     }
                 }
+            } else {
+                self.release(&task_id);
             }
         } else if era == Some(Era::Legacy) && task.status == TaskStatus::InputRequired {
             // Legacy servers deliver the input request on the stream of a `tasks/result` call.
             self.fetch_result(&task_id);
         }
+    }
+
+    /// Write the count of polls that changed nothing since the last write (one `polls`
+    /// event), before whatever is written next.
+    pub(super) fn flush_quiet_polls(&mut self, task_id: &TaskId) {
+        let Some(t) = self.tasks.get_mut(task_id) else {
+            return;
+        };
+        let count = std::mem::take(&mut t.quiet_polls);
+        if count == 0 {
+            return;
+        }
+        let status = t.last.as_ref().map(|l| l.status.as_str().to_string());
+        let (server, id) = (self.id(), task_id.clone());
+        self.ledger_queue(move |l| {
+            let detail = json!({ "unchanged": count, "status": status });
+            l.record_event(&server, &id, EventKind::Polls, None, &detail)
+        });
     }
 
     /// The payload of a terminal task (legacy `tasks/result`): merged into the terminal
@@ -143,13 +171,9 @@ impl ServerActor {
                     .await;
             }
         }
-        self.emit(EngineEvent::TaskUpdated {
-            server: self.id(),
-            task,
-            source: UpdateSource::Resync,
-            latency_ms: None,
-        })
-        .await;
+        self.release(task_id);
+        let ev = self.updated(task, UpdateSource::Resync, None);
+        self.emit(ev).await;
     }
 
     pub(super) async fn on_push(&mut self, push: ServerPush) {
@@ -242,7 +266,7 @@ impl ServerActor {
                 attempt,
                 retry_in,
             } => {
-                tracing::info!(server = %self.spec.id, "push stream lost: {error}");
+                tracing::info!(server = %self.spec.id, "push stream lost: {}", self.mask_ids(&error));
                 self.subscribed.clear();
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
@@ -269,7 +293,7 @@ impl ServerActor {
                 .await;
             }
             ListenMsg::Unavailable(why) => {
-                tracing::info!(server = %self.spec.id, "no push: {why}");
+                tracing::info!(server = %self.spec.id, "no push: {}", self.mask_ids(&why));
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
                 }

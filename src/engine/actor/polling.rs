@@ -8,7 +8,7 @@ use super::*;
 impl ServerActor {
     /// Send one `tasks/get` unless one is already in flight for the task.
     pub(super) fn start_get(&mut self, task_id: &TaskId, source: UpdateSource) -> bool {
-        let Some(client) = self.client.clone() else {
+        let Some(client) = self.client_for(task_id) else {
             return false;
         };
         let Some(tr) = self.tasks.get_mut(task_id) else {
@@ -52,12 +52,19 @@ impl ServerActor {
             let Some(id) = self.schedule.pop_due(now) else {
                 break;
             };
-            let source = if self.tasks.get(&id).is_some_and(|t| t.last.is_none()) {
+            let Some(t) = self.tasks.get(&id) else {
+                continue;
+            };
+            if !t.owned {
+                // Mirrored: another process polls it.
+                continue;
+            }
+            let source = if t.last.is_none() {
                 UpdateSource::Resync
             } else {
                 UpdateSource::Poll
             };
-            if self.client.is_none() {
+            if self.client_for(&id).is_none() {
                 // Reconnecting: try again once connected (on_connected reschedules everything).
                 continue;
             }
@@ -103,7 +110,7 @@ impl ServerActor {
         let follow = self
             .tasks
             .get(task_id)
-            .is_some_and(|t| !t.pushed && !t.terminal && !t.expired);
+            .is_some_and(|t| !t.pushed && t.live() && t.owned);
         if !follow {
             return;
         }
@@ -145,23 +152,27 @@ impl ServerActor {
                     t.consecutive_errors = 0;
                 }
                 self.conformance.found(&task_id);
+                if self.tasks.get(&task_id).is_some_and(|t| t.provisional) {
+                    self.confirm(&task_id).await;
+                }
                 self.apply(task, observed, source, Some(latency_ms)).await;
                 self.reschedule(&task_id);
             }
             Err(McpError::TaskNotFound { message }) => {
+                if self.tasks.get(&task_id).is_some_and(|t| t.provisional) {
+                    return self.not_found(&task_id, &message).await;
+                }
                 let finding = self.conformance.not_found(&task_id);
                 self.hints(finding).await;
                 self.expire(&task_id, &message).await
             }
+            Err(McpError::SessionLost) => self.session_lost(&task_id).await,
             Err(e) => self.on_request_error(&task_id, e).await,
         }
     }
 
     pub(super) fn reschedule(&mut self, task_id: &TaskId) {
-        let follow = self
-            .tasks
-            .get(task_id)
-            .is_some_and(|t| !t.terminal && !t.expired);
+        let follow = self.tasks.get(task_id).is_some_and(|t| t.live() && t.owned);
         if follow {
             let due = Instant::now() + self.poll_delay(task_id);
             self.schedule.set(task_id, due);
@@ -203,11 +214,11 @@ impl ServerActor {
             self.degraded = true;
             self.emit(EngineEvent::ServerDegraded {
                 server: self.id(),
-                reason: e.to_string(),
+                reason: task_id.mask(&e.to_string()),
             })
             .await;
         }
-        tracing::debug!(server = %self.spec.id, task = %task_id, "tasks/get failed: {e}");
+        tracing::debug!(server = %self.spec.id, task = %task_id, "tasks/get failed: {}", task_id.mask(&e.to_string()));
         self.schedule.set(task_id, Instant::now() + delay);
         let stdio = matches!(self.spec.endpoint, crate::mcp::Endpoint::Stdio { .. });
         if stdio && self.transport_failures >= 2 && !self.connecting {
@@ -232,27 +243,27 @@ impl ServerActor {
     }
 
     pub(super) async fn expire(&mut self, task_id: &TaskId, message: &str) {
-        if let Some(t) = self.tasks.get_mut(task_id) {
-            if t.terminal {
-                return;
-            }
-            t.expired = true;
-        }
+        tracing::info!(server = %self.spec.id, task = %task_id, "task unknown to the server: {}", task_id.mask(message));
+        self.end_task(task_id, crate::ledger::Tombstone::Expired, true)
+            .await;
+    }
+
+    /// An id given to follow that its server does not know: nothing was recorded, and it
+    /// is followed no more.
+    async fn not_found(&mut self, task_id: &TaskId, message: &str) {
+        tracing::info!(server = %self.spec.id, task = %task_id, "no such task: {}", task_id.mask(message));
+        self.tasks.remove(task_id);
         self.schedule.remove(task_id);
-        let (server, id) = (self.spec.id.clone(), task_id.clone());
-        self.ledger(move |l| l.mark_expired(&server, &id)).await;
-        tracing::info!(server = %self.spec.id, task = %task_id, "task unknown to the server: {message}");
-        self.emit(EngineEvent::TaskExpired {
+        self.emit(EngineEvent::TaskNotFound {
             server: self.id(),
             task_id: task_id.clone(),
         })
         .await;
-        self.update_listen_ids();
     }
 
     /// Legacy: open `tasks/result` (it blocks until the task ends, and carries input requests meanwhile).
     pub(super) fn fetch_result(&mut self, task_id: &TaskId) {
-        let Some(client) = self.client.clone() else {
+        let Some(client) = self.client_for(task_id) else {
             return;
         };
         let Some(tr) = self.tasks.get_mut(task_id) else {
@@ -295,7 +306,10 @@ impl ServerActor {
                 self.merge_payload(&task_id, None, Some(err)).await;
             }
             Err(McpError::TaskNotFound { message }) => self.expire(&task_id, &message).await,
-            Err(e) => tracing::debug!(task = %task_id, "tasks/result failed: {e}"),
+            Err(McpError::SessionLost) => self.session_lost(&task_id).await,
+            Err(e) => {
+                tracing::debug!(task = %task_id, "tasks/result failed: {}", task_id.mask(&e.to_string()))
+            }
         }
     }
 }

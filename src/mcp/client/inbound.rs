@@ -75,7 +75,11 @@ impl McpClient {
         let reply = match (method.as_str(), related) {
             ("elicitation/create", Some(task_id)) => {
                 let key = format!("elicitation-{id}");
-                let request = InputRequest { method, params };
+                let request = InputRequest {
+                    method,
+                    params,
+                    reply_to: Some(id.to_value()),
+                };
                 self.pending_inputs
                     .insert(&task_id, &key, id, request.clone());
                 return Some(ServerPush::InputRequest {

@@ -42,13 +42,106 @@ pub struct McpClient {
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
 pub type ElicitationHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 
+/// A legacy session, enough to rejoin it from another connection or process: the server
+/// keeps a session's tasks for that session only.
+#[derive(Clone, PartialEq)]
+pub struct LegacySession {
+    /// `Mcp-Session-Id` (a secret: never logged).
+    pub session_id: String,
+    pub protocol_version: String,
+    /// The server's `initialize` capabilities.
+    pub capabilities: Value,
+    pub server_name: Option<String>,
+}
+
+impl std::fmt::Debug for LegacySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySession")
+            .field("session_id", &"<secret>")
+            .field("protocol_version", &self.protocol_version)
+            .finish()
+    }
+}
+
+type Connection = (Arc<McpClient>, mpsc::Receiver<ServerPush>);
+
+/// Whether a legacy server says it does not know our session: HTTP 404 as the spec asks,
+/// or (the TypeScript SDK's servers) a 400 whose JSON-RPC error names the session.
+fn is_unknown_session(e: &McpError) -> bool {
+    match e {
+        McpError::Http { status: 404, .. } => true,
+        McpError::Rpc { code, message, .. } => {
+            *code == -32000 && message.to_ascii_lowercase().contains("session")
+        }
+        _ => false,
+    }
+}
+
 impl McpClient {
     /// Connect and detect the era. Returns the client and the channel of server pushes
     /// (task notifications on any stream, legacy input requests, progress).
-    pub async fn connect(
+    pub async fn connect(endpoint: Endpoint, opts: ConnectOptions) -> Result<Connection, McpError> {
+        let (client, push_rx) = Self::open(endpoint, opts)?;
+        let info = client.detect().await?;
+        *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+        Ok((client, push_rx))
+    }
+
+    /// Rejoin a legacy HTTP session without a handshake (it was initialized by an earlier
+    /// connection, maybe of another process). Nothing is sent until the first request; a
+    /// session the server dropped answers it with [`McpError::SessionLost`].
+    pub fn rejoin(
         endpoint: Endpoint,
         opts: ConnectOptions,
-    ) -> Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError> {
+        session: &LegacySession,
+    ) -> Result<Connection, McpError> {
+        if !matches!(endpoint, Endpoint::Http { .. }) {
+            return Err(McpError::Unsupported(
+                "only an HTTP session can be rejoined".into(),
+            ));
+        }
+        let (client, push_rx) = Self::open(endpoint, opts)?;
+        client.transport.set_session_id(session.session_id.clone());
+        client
+            .transport
+            .set_protocol_version(Some(session.protocol_version.clone()));
+        let caps = session.capabilities.clone();
+        *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(ServerInfo {
+            era: Era::Legacy,
+            protocol_version: session.protocol_version.clone(),
+            tasks: caps.get("tasks").is_some_and(Value::is_object),
+            capabilities: caps,
+            name: session.server_name.clone(),
+            version: None,
+        });
+        Ok((client, push_rx))
+    }
+
+    /// The legacy HTTP session this client runs in, if any.
+    pub fn legacy_session(&self) -> Option<LegacySession> {
+        let info = self.info();
+        if info.era != Era::Legacy {
+            return None;
+        }
+        Some(LegacySession {
+            session_id: self.transport.session_id()?,
+            protocol_version: info.protocol_version,
+            capabilities: info.capabilities,
+            server_name: info.name,
+        })
+    }
+
+    /// A legacy input request received by an earlier connection, still waiting for its
+    /// answer (its `reply_to` carries the server's request id).
+    pub fn expect_answer(&self, task_id: &TaskId, key: &str, request: &InputRequest) {
+        let Some(id) = request.reply_to.as_ref().and_then(RequestId::from_value) else {
+            return;
+        };
+        self.pending_inputs
+            .insert(task_id, key, id, request.clone());
+    }
+
+    fn open(endpoint: Endpoint, opts: ConnectOptions) -> Result<Connection, McpError> {
         let (inbound_tx, mut inbound_rx) = mpsc::channel::<Incoming>(1024);
         let (push_tx, push_rx) = mpsc::channel::<ServerPush>(1024);
         let transport = Transport::open(&endpoint, &opts, inbound_tx)?;
@@ -71,8 +164,6 @@ impl McpClient {
                 client.dispatch(msg).await;
             }
         });
-        let info = client.detect().await?;
-        *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
         Ok((client, push_rx))
     }
 
@@ -178,20 +269,26 @@ impl McpClient {
             params: param_headers,
         };
         match self
-            .raw_request(era, method, params.clone(), routing, timeout)
+            .raw_request(era, method, params, routing, timeout)
             .await
         {
-            Err(McpError::Http { status: 404, .. })
-                if era == Era::Legacy && self.transport.has_session() =>
+            Err(e)
+                if era == Era::Legacy && self.transport.has_session() && is_unknown_session(&e) =>
             {
-                tracing::info!("legacy session expired; initializing again");
+                // The session and its tasks are gone; a new one needs `reinitialize`.
                 self.transport.reset_session();
-                self.initialize().await?;
-                self.raw_request(era, method, params, routing, timeout)
-                    .await
+                Err(McpError::SessionLost)
             }
             other => other,
         }
+    }
+
+    /// Start a new legacy session after the old one was lost.
+    pub async fn reinitialize(&self) -> Result<(), McpError> {
+        self.transport.reset_session();
+        let info = self.initialize().await?;
+        *self.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+        Ok(())
     }
 
     /// Every tool, across pages.

@@ -1,7 +1,7 @@
 //! Reducer tests for bell and desktop alerts.
 
 use super::{fresh, known, run, srv, t0, task, updated};
-use crate::engine::{EngineEvent, TaskId};
+use crate::engine::{EngineEvent, KnownTask, TaskId};
 use crate::mcp::TaskStatus;
 use crate::state::*;
 
@@ -28,13 +28,18 @@ fn alerts_fire_when_a_task_starts_waiting_or_finishes() {
         &mut s,
         vec![Msg::Engine(EngineEvent::TaskKnown {
             server: srv(),
-            task_id: TaskId::new("t2"),
-            tool: None,
-            arguments: None,
-            recorded_at: t0(),
-            last: Some(last),
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                task_id: TaskId::new("t2"),
+                tool: None,
+                arguments: None,
+                recorded_at: t0(),
+                last: Some(last),
+                end: None,
+                parent_task: None,
+                pending: Vec::new(),
+                cancel: None,
+                started_by: None,
+            },
         })],
     );
     assert!(fx.is_empty());

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{code, elicit, fresh, key, run, srv, task, tk, updated};
-use crate::engine::{EngineCommand, EngineEvent, TaskId};
+use crate::engine::{EngineCommand, EngineEvent, Failure, TaskId};
 use crate::mcp::TaskStatus;
 use crate::state::*;
 
@@ -57,7 +57,7 @@ fn answer_failure_restores_the_request() {
             server: srv(),
             task_id: TaskId::new("t1"),
             keys: vec!["k1".into()],
-            error: "nope".into(),
+            error: Failure::Failed("nope".into()),
         })],
     );
     let row = &s.tasks[&tk("t1")];

@@ -1,7 +1,7 @@
 //! Reducer tests for cancelling a task.
 
 use super::{fresh, key, run, srv, task, tk, updated};
-use crate::engine::{EngineCommand, EngineEvent, TaskId};
+use crate::engine::{EngineCommand, EngineEvent, Failure, TaskId};
 use crate::mcp::TaskStatus;
 use crate::state::task::Phase;
 use crate::state::*;
@@ -28,6 +28,7 @@ fn cancel_asks_then_sends_and_shows_completed_anyway() {
         vec![Msg::Engine(EngineEvent::CancelSent {
             server: srv(),
             task_id: TaskId::new("t1"),
+            acked: true,
         })],
     );
     assert_eq!(row(&s), Phase::CancelRequested { acked: true });
@@ -67,7 +68,7 @@ fn cancel_failure_clears_the_mark_with_a_notice() {
         vec![Msg::Engine(EngineEvent::CancelFailed {
             server: srv(),
             task_id: TaskId::new("t1"),
-            error: "boom".into(),
+            error: Failure::Failed("boom".into()),
         })],
     );
     assert!(s.tasks[&tk("t1")].cancel.is_none());

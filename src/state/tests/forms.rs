@@ -142,6 +142,7 @@ fn url_mode_asks_consent_and_accepts_without_content() {
     let url = InputRequest {
         method: "elicitation/create".into(),
         params: json!({"mode":"url","url":"https://auth.example.com/k","message":"Set your key"}),
+        reply_to: None,
     };
     let mut s = input_state(vec![("u", url)]);
     run(&mut s, vec![key('a')]);
@@ -163,6 +164,7 @@ fn unknown_kind_can_only_be_declined() {
     let sampling = InputRequest {
         method: "sampling/createMessage".into(),
         params: json!({"messages":[], "maxTokens": 10}),
+        reply_to: None,
     };
     let mut s = input_state(vec![("s", sampling)]);
     run(&mut s, vec![key('a')]);

@@ -17,12 +17,12 @@ fn inbox_lists_every_request_oldest_first_and_answers_in_place() {
     update(&mut s, known(&beta, "b1", "deploy"), t0());
     update(
         &mut s,
-        Msg::Engine(EngineEvent::TaskUpdated {
-            server: beta.clone(),
-            task: waiting,
-            source: UpdateSource::Poll,
-            latency_ms: None,
-        }),
+        Msg::Engine(EngineEvent::snapshot(
+            beta.clone(),
+            waiting,
+            UpdateSource::Poll,
+            None,
+        )),
         t0(),
     );
     update(&mut s, asks(&beta, "b1", "k"), t0());

@@ -103,6 +103,7 @@ fn call_finished_for_a_rerun_starts_the_new_row() {
             tool: "render".into(),
             result: CallResult::Task {
                 task_id: TaskId::new("t9"),
+                stored: true,
             },
         })],
     );
@@ -193,6 +194,7 @@ fn new_task_flow_picks_server_and_tool_then_calls() {
             tool: "search".into(),
             result: CallResult::Task {
                 task_id: TaskId::new("zz"),
+                stored: true,
             },
         })],
     );

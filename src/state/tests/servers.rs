@@ -165,6 +165,7 @@ fn a_disabled_server_is_shown_with_why_and_the_servers_view_lists_everyone() {
                 task: task("t1", TaskStatus::Working),
                 source: UpdateSource::Push,
                 latency_ms: None,
+                pending: Vec::new(),
             }),
             key('v'),
         ],

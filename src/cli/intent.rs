@@ -1,0 +1,193 @@
+//! `answer` and `cancel`: sent through the engine, the one path every answer and cancel
+//! takes — the read-only check, "already finished", a task followed by another process
+//! (reached through the ledger's outbox), a legacy task's session — then the outcome is
+//! printed as JSON and mapped to an exit code. Before an answer leaves, `answer_check`
+//! judges it by the ledger's record (a key not asked, a response that does not fit).
+//!
+//! Owns: those two commands. Must not talk to servers except through the engine.
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::answer_check::{KeyState, check_response, key_state};
+use super::args::exit;
+use super::oneshot::record_for_answer;
+use super::output::{finish, normalize_response, say};
+use super::task_ref::TaskRef;
+use super::{Context, fail, stop_engine};
+use crate::engine::{EngineCommand, EngineEvent, Failure, ServerSpec, spawn_engine};
+use crate::sanitize::sanitize_line;
+
+/// How an answer or a cancel ended.
+enum Outcome {
+    Done,
+    Failed(Failure),
+    /// No connection, or nothing heard in time.
+    Unreachable(String),
+}
+
+fn failure_exit(f: &Failure) -> u8 {
+    match f {
+        Failure::Refused(_) => exit::USAGE,
+        Failure::Gone(_) => exit::UNKNOWN_TASK,
+        Failure::Failed(_) => exit::CONNECTION,
+    }
+}
+
+/// Run one command on a fresh engine for `spec` and wait for what `judge` makes of the
+/// events, at most `wait`.
+async fn run_one(
+    ctx: &Context,
+    spec: ServerSpec,
+    cmd: EngineCommand,
+    wait: Duration,
+    judge: impl Fn(&EngineEvent) -> Option<Outcome>,
+) -> Result<Outcome, u8> {
+    let ledger = ctx.ledger().await?;
+    let (engine, mut events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
+    engine.send(cmd).await;
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut connected = false;
+    let outcome = loop {
+        let ev = match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(ev)) => ev,
+            Ok(None) => break Outcome::Unreachable("the engine stopped".into()),
+            Err(_) => break Outcome::Unreachable("no outcome in time".into()),
+        };
+        if let Some(o) = judge(&ev) {
+            break o;
+        }
+        match ev {
+            EngineEvent::ServerConnected { .. } => connected = true,
+            EngineEvent::ServerDegraded { server, reason } if !connected => {
+                break Outcome::Unreachable(format!("cannot reach {server}: {reason}"));
+            }
+            _ => {}
+        }
+    };
+    stop_engine(engine, join).await;
+    Ok(outcome)
+}
+
+fn wait_for(ctx: &Context) -> Duration {
+    // Long enough for the process that follows the task to act on it.
+    Duration::from_secs(ctx.global.timeout.max(1)).max(Duration::from_secs(35))
+}
+
+/// What `answer` is asked to send.
+pub struct AnswerArgs<'a> {
+    pub key: &'a str,
+    pub response: &'a str,
+    /// Send even what the checks refuse (a schema mismatch, a key not asked).
+    pub force: bool,
+}
+
+pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: AnswerArgs<'_>) -> u8 {
+    let AnswerArgs {
+        key,
+        response,
+        force,
+    } = args;
+    let response: Value = match serde_json::from_str(response) {
+        Ok(v) => normalize_response(v),
+        Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
+    };
+    let task_id = &task.task_id;
+    // Judged from the ledger's record of the task, before anything is sent.
+    let record = record_for_answer(ctx, &spec, task, key).await;
+    let state = key_state(record.as_ref(), key);
+    let ignored = state.ignored_because();
+    let shown_key = sanitize_line(&task_id.mask(key), 80);
+    match (&state, &ignored) {
+        // The engine refuses a second answer to a key whatever --force says.
+        (KeyState::Answered, Some(why)) => {
+            return fail(
+                &format!(
+                    "not sent: task {task_id}, key {shown_key}: {why}; the server would ignore \
+                     another answer"
+                ),
+                exit::USAGE,
+            );
+        }
+        (_, Some(why)) if !force => {
+            return fail(
+                &format!(
+                    "not sent: task {task_id}, key {shown_key}: {why}, so the server would \
+                     ignore the answer (--force sends it anyway)"
+                ),
+                exit::USAGE,
+            );
+        }
+        (KeyState::Pending(request), _) if !force => {
+            if let Err(p) = check_response(request, &response) {
+                return fail(
+                    &format!(
+                        "not sent: field {}: {} (from the request's requestedSchema; --force \
+                         sends it anyway)",
+                        p.field, p.why
+                    ),
+                    exit::USAGE,
+                );
+            }
+        }
+        _ => {}
+    }
+    let mut responses = BTreeMap::new();
+    responses.insert(key.to_string(), response);
+    let cmd = EngineCommand::Answer {
+        server: spec.id.clone(),
+        task_id: task_id.clone(),
+        responses,
+    };
+    let id = task_id.clone();
+    let judge = move |ev: &EngineEvent| match ev {
+        EngineEvent::AnswerSent { task_id, .. } if *task_id == id => Some(Outcome::Done),
+        EngineEvent::AnswerFailed { task_id, error, .. } if *task_id == id => {
+            Some(Outcome::Failed(error.clone()))
+        }
+        _ => None,
+    };
+    match run_one(ctx, spec, cmd, wait_for(ctx), judge).await {
+        Err(code) => code,
+        Ok(Outcome::Done) => {
+            let mut ack = json!({ "ok": true, "taskId": task_id, "key": key });
+            if let Some(why) = &ignored {
+                say!("the server acknowledged the answer but ignores it: {why}");
+                ack["ignored"] = json!(why);
+            }
+            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
+        }
+        Ok(Outcome::Failed(f)) => fail(&format!("answer: {f}"), failure_exit(&f)),
+        Ok(Outcome::Unreachable(why)) => fail(&format!("answer: {why}"), exit::CONNECTION),
+    }
+}
+
+pub async fn cancel(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
+    let task_id = &task.task_id;
+    let cmd = EngineCommand::Cancel {
+        server: spec.id.clone(),
+        task_id: task_id.clone(),
+    };
+    let id = task_id.clone();
+    let judge = move |ev: &EngineEvent| match ev {
+        EngineEvent::CancelSent {
+            task_id,
+            acked: true,
+            ..
+        } if *task_id == id => Some(Outcome::Done),
+        EngineEvent::CancelFailed { task_id, error, .. } if *task_id == id => {
+            Some(Outcome::Failed(error.clone()))
+        }
+        _ => None,
+    };
+    match run_one(ctx, spec, cmd, wait_for(ctx), judge).await {
+        Err(code) => code,
+        Ok(Outcome::Done) => {
+            let ack = json!({ "ok": true, "taskId": task_id });
+            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
+        }
+        Ok(Outcome::Failed(f)) => fail(&format!("cancel: {f}"), failure_exit(&f)),
+        Ok(Outcome::Unreachable(why)) => fail(&format!("cancel: {why}"), exit::CONNECTION),
+    }
+}
