@@ -141,6 +141,9 @@ impl Follower {
     pub async fn run(mut self, mut events: mpsc::Receiver<EngineEvent>) -> u8 {
         let mut answers = stdin_lines();
         let mut tick = tokio::time::interval(Duration::from_millis(500));
+        // One listener for the whole run: a Ctrl-C that lands while an event is being
+        // handled is still seen (a listener made per turn of the loop would miss it).
+        let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
         loop {
             if let Some(code) = self.finished() {
                 return code;
@@ -163,7 +166,7 @@ impl Follower {
                     None => answers = None,
                 },
                 _ = tick.tick() => self.expire_payload_waits(),
-                _ = tokio::signal::ctrl_c() => {
+                _ = &mut interrupted => {
                     self.detach_message();
                     return exit::INTERRUPTED;
                 }

@@ -147,6 +147,15 @@ impl Tmux {
 
     /// Start the dashboard from the shell in the pane with `args`, on `tr`'s ledger.
     pub fn start_dashboard(&self, tr: &Taskrail, args: &str) {
+        self.launch_dashboard(tr, args);
+        self.wait("the dashboard header", |s| {
+            s.contains(" taskrail ") && s.contains("connected")
+        });
+    }
+
+    /// Start the dashboard without waiting for a server to connect (the caller waits for
+    /// what it expects to see).
+    pub fn launch_dashboard(&self, tr: &Taskrail, args: &str) {
         *self.log.borrow_mut() = Some(tr.log());
         let line = format!(
             "TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_LOG_LEVEL=debug {} {args}; echo {EXITED}$?",
@@ -156,9 +165,24 @@ impl Tmux {
         );
         self.type_text(&line);
         self.keys(&["Enter"]);
-        self.wait("the dashboard header", |s| {
-            s.contains(" taskrail ") && s.contains("connected")
-        });
+    }
+
+    /// The process id of the program the pane's shell runs in the foreground.
+    pub fn foreground_pid(&self) -> u32 {
+        let shell = self.tmux(&["display-message", "-p", "-t", "0", "#{pane_pid}"]);
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let out = Command::new("pgrep")
+                .args(["-P", shell.trim()])
+                .output()
+                .expect("run pgrep");
+            let text = String::from_utf8_lossy(&out.stdout);
+            if let Some(pid) = text.lines().next().and_then(|l| l.trim().parse().ok()) {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "no program runs in the pane");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Quit with `q` and wait for the shell to report a clean exit.
