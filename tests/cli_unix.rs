@@ -9,8 +9,7 @@
 
 mod support;
 
-use std::io::Read;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use support::taskrail::{DemoProcess, Run, Taskrail, task_id};
@@ -34,44 +33,6 @@ fn detach(tr: &Taskrail, url: &str, tool: &str, args: &str) -> String {
         &["call", "--server", url, tool, "--args", args, "--detach"],
         LIMIT,
     ))
-}
-
-/// Run with stdout on a pipe nobody reads (its reading end closed before the start).
-fn run_closed_stdout(tr: &Taskrail, args: &[&str]) -> Run {
-    let (reader, writer) = std::io::pipe().expect("a pipe");
-    drop(reader);
-    let mut cmd = tr.command(args);
-    cmd.stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().expect("spawn taskrail");
-    finish(child, &args.join(" "))
-}
-
-fn finish(mut child: Child, what: &str) -> Run {
-    let mut stderr = child.stderr.take().expect("stderr");
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + LIMIT;
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`taskrail {what}` did not end in {LIMIT:?} with its stdout closed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run {
-        code,
-        stdout: String::new(),
-        stderr: err.join().unwrap_or_default(),
-    }
 }
 
 /// Wait (bounded) until `taskrail get` shows the task waiting for input; its keys.
@@ -163,7 +124,7 @@ fn a_closed_stdout_ends_every_subcommand_quietly() {
         (vec!["export", &done, "-o", out], 0),
     ];
     for (args, code) in cases {
-        let run = run_closed_stdout(&tr, &args);
+        let run = tr.run_closed_stdout(&args, LIMIT);
         assert_eq!(run.code, Some(code), "{args:?}: {run:#?}");
         for noise in ["panicked", "Broken pipe", "failed printing", "error:"] {
             assert!(

@@ -380,28 +380,36 @@ fn five_configured_servers_show_as_five_with_names_a_person_can_tell_apart() {
     tmux.quit();
 }
 
+/// Send `signal` to the dashboard running in the pane; wait for the shell to be back.
+fn end_dashboard_with(tmux: &Tmux, signal: &str, exits_before: usize) -> String {
+    assert!(tmux.alternate_screen());
+    let pid = tmux.foreground_pid();
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let screen = tmux.wait(&format!("the shell after SIG{signal}"), |s| {
+        s.matches(EXITED).count() > exits_before
+    });
+    assert!(
+        !tmux.alternate_screen(),
+        "still on the alternate screen after SIG{signal}:\n{screen}"
+    );
+    assert!(!screen.contains("panicked"), "{screen}");
+    screen
+}
+
 #[test]
-fn sigterm_restores_the_terminal() {
+fn sigterm_and_sighup_restore_the_terminal() {
     let demo = DemoProcess::start(&[]);
     let tr = Taskrail::new();
     let tmux = Tmux::start("sigterm");
     tmux.start_dashboard(&tr, &format!("--server {}", demo.url));
-    assert!(tmux.alternate_screen());
-    let pid = tmux.foreground_pid();
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let screen = tmux.wait("the shell after SIGTERM", |s| s.contains(EXITED));
-    assert!(
-        !tmux.alternate_screen(),
-        "still on the alternate screen:\n{screen}"
-    );
-    assert!(!screen.contains("panicked"), "{screen}");
+    end_dashboard_with(&tmux, "TERM", 0);
     // the line discipline is back to cooked mode: echo, canonical input, signals
     tmux.type_text(
-        "echo stty-begin; stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*icanon' -e '-*echo' -e '-*isig'; echo stty-end",
+        "clear; echo stty-begin; stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*icanon' -e '-*echo' -e '-*isig'; echo stty-end",
     );
     tmux.keys(&["Enter"]);
     let screen = tmux.wait("stty's flags", |s| {
@@ -420,6 +428,11 @@ fn sigterm_restores_the_terminal() {
             "{flag} is off after SIGTERM: {flags:?}\n{screen}"
         );
     }
+    // a hangup (the terminal window closed) leaves the same way
+    tmux.type_text("clear");
+    tmux.keys(&["Enter"]);
+    tmux.start_dashboard(&tr, &format!("--server {}", demo.url));
+    end_dashboard_with(&tmux, "HUP", 0);
 }
 
 #[test]

@@ -155,3 +155,44 @@ fn status_text(status: u16) -> String {
         _ => format!("HTTP {status}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16) -> String {
+        McpError::Http {
+            status,
+            retry_after: None,
+            body: "<html>nope</html>".into(),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_failure_says_first_in_words_what_it_means_and_what_to_do() {
+        for status in [404, 405, 501] {
+            let text = http(status);
+            assert!(
+                text.starts_with(&format!("not an MCP endpoint (HTTP {status})")),
+                "{text}"
+            );
+            assert!(text.contains("check its path"), "{text}");
+        }
+        assert!(http(401).starts_with("unauthorized (HTTP 401)"));
+        assert!(http(401).contains("--header"));
+        assert!(http(403).starts_with("forbidden (HTTP 403)"));
+        assert_eq!(http(500), "HTTP 500");
+        let busy = McpError::Http {
+            status: 503,
+            retry_after: Some(Duration::from_secs(7)),
+            body: String::new(),
+        };
+        assert_eq!(busy.to_string(), "HTTP 503 (retry after 7 s)");
+        assert_eq!(
+            McpError::transport("connection refused: cannot connect").to_string(),
+            "connection refused: cannot connect",
+            "no `transport:` prefix before the words"
+        );
+    }
+}
