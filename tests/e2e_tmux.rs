@@ -256,7 +256,10 @@ fn resizing_keeps_the_board_rendering() {
     tmux.wait("the help at 24x5", |s| s.contains("Help"));
     tmux.keys(&["Escape"]);
     tmux.wait("the help closed at 24x5", |s| !s.contains("Help"));
+    // to the next status tab and back: the rows stay on "All" whether or not the
+    // tasks finished meanwhile (on "Active", finished ones would be gone)
     tmux.keys(&["Tab"]);
+    tmux.keys(&["BTab"]);
     tmux.resize(120, 35);
     let screen = tmux.wait("the board at 120x35 again", |s| {
         s.contains("sort age") && ids.iter().all(|id| row(s, id).is_some())

@@ -86,6 +86,30 @@ pub fn check_response(request: &InputRequest, response: &Value) -> Result<(), Co
     }
 }
 
+/// Why `answer` must not send `response` for a key in `state`, if it must not: a key
+/// answered before (never sent twice), one the task does not ask for, a response that does
+/// not fit the request — the last two unless `force`.
+pub fn refusal(state: &KeyState<'_>, response: &Value, force: bool) -> Option<String> {
+    let ignored = state.ignored_because();
+    match (state, ignored) {
+        (KeyState::Answered, Some(why)) => {
+            Some(format!("{why}; the server would ignore another answer"))
+        }
+        (_, Some(why)) if !force => Some(format!(
+            "{why}, so the server would ignore the answer (--force sends it anyway)"
+        )),
+        (KeyState::Pending(request), _) if !force => {
+            check_response(request, response).err().map(|p| {
+                format!(
+                    "field {}: {} (from the request's requestedSchema; --force sends it anyway)",
+                    p.field, p.why
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +195,41 @@ mod tests {
             params: json!({}),
         };
         assert_eq!(check_response(&sampling, &accept(json!({"x": 1}))), Ok(()));
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn force_sends_what_the_checks_refuse_but_never_a_second_answer() {
+        let req = InputRequest {
+            method: "elicitation/create".into(),
+            reply_to: None,
+            params: json!({"requestedSchema": {"type": "object",
+                "properties": {"n": {"type": "integer"}}, "required": ["n"]}}),
+        };
+        let bad = json!({"action": "accept", "content": {"n": "x"}});
+        let good = json!({"action": "accept", "content": {"n": 3}});
+        let pending = KeyState::Pending(&req);
+        let why = refusal(&pending, &bad, false).expect("refused");
+        assert!(why.starts_with("field n: must be a whole number"), "{why}");
+        assert_eq!(refusal(&pending, &bad, true), None);
+        assert_eq!(refusal(&pending, &good, false), None);
+        let not_asked = KeyState::NotAsked { pending: vec![] };
+        assert!(
+            refusal(&not_asked, &good, false)
+                .unwrap()
+                .contains("not waiting")
+        );
+        assert_eq!(refusal(&not_asked, &good, true), None);
+        assert!(refusal(&KeyState::Answered, &good, true).is_some());
+        assert_eq!(
+            refusal(&KeyState::Unknown, &bad, false),
+            None,
+            "nothing to judge by"
+        );
     }
 }

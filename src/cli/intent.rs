@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::answer_check::{KeyState, check_response, key_state};
+use super::answer_check::{key_state, refusal};
 use super::args::exit;
 use super::oneshot::record_for_answer;
 use super::output::{finish, normalize_response, say};
@@ -94,44 +94,20 @@ pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: Answe
         Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
     };
     let task_id = &task.task_id;
-    // Judged from the ledger's record of the task, before anything is sent.
-    let record = record_for_answer(ctx, &spec, task, key).await;
-    let state = key_state(record.as_ref(), key);
-    let ignored = state.ignored_because();
-    let shown_key = sanitize_line(&task_id.mask(key), 80);
-    match (&state, &ignored) {
-        // The engine refuses a second answer to a key whatever --force says.
-        (KeyState::Answered, Some(why)) => {
+    // Judged from the ledger's record of the task before anything is sent (a read-only
+    // server refuses every answer anyway: the engine says so).
+    let mut ignored = None;
+    if !spec.read_only {
+        let record = record_for_answer(ctx, &spec, task, key).await;
+        let state = key_state(record.as_ref(), key);
+        if let Some(why) = refusal(&state, &response, force) {
+            let key = sanitize_line(&task_id.mask(key), 80);
             return fail(
-                &format!(
-                    "not sent: task {task_id}, key {shown_key}: {why}; the server would ignore \
-                     another answer"
-                ),
+                &format!("not sent: task {task_id}, key {key}: {why}"),
                 exit::USAGE,
             );
         }
-        (_, Some(why)) if !force => {
-            return fail(
-                &format!(
-                    "not sent: task {task_id}, key {shown_key}: {why}, so the server would \
-                     ignore the answer (--force sends it anyway)"
-                ),
-                exit::USAGE,
-            );
-        }
-        (KeyState::Pending(request), _) if !force => {
-            if let Err(p) = check_response(request, &response) {
-                return fail(
-                    &format!(
-                        "not sent: field {}: {} (from the request's requestedSchema; --force \
-                         sends it anyway)",
-                        p.field, p.why
-                    ),
-                    exit::USAGE,
-                );
-            }
-        }
-        _ => {}
+        ignored = state.ignored_because();
     }
     let mut responses = BTreeMap::new();
     responses.insert(key.to_string(), response);
