@@ -225,6 +225,21 @@ impl Follower {
                 }
                 say!("{server}: {reason}");
             }
+            EngineEvent::SignInRequired { server, reason } => {
+                say!(
+                    "error: {server}: sign in required: {}",
+                    sanitize_line(&reason, 300)
+                );
+                say!(
+                    "sign in with: taskrail auth login {}",
+                    shell_quote(server.as_str())
+                );
+                return Some(exit::SIGN_IN);
+            }
+            EngineEvent::SignInStarted { .. }
+            | EngineEvent::SignInIgnored { .. }
+            | EngineEvent::SignedIn { .. }
+            | EngineEvent::SignInFailed { .. } => {}
             EngineEvent::Reconnecting {
                 server,
                 attempt,

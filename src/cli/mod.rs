@@ -5,6 +5,7 @@
 
 mod answer_check;
 mod args;
+mod auth;
 mod conformance;
 mod extras;
 mod follow;
@@ -15,7 +16,7 @@ mod output;
 mod servers;
 mod task_ref;
 
-pub use args::{Cli, Command, GlobalArgs, exit};
+pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -35,31 +36,75 @@ pub(crate) fn fail(msg: &str, code: u8) -> u8 {
     code
 }
 
+/// Report a failed connection; "sign in required" gets its own exit code and advice.
+pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> u8 {
+    if let crate::mcp::McpError::SignInRequired(_) = e {
+        let code = fail(&format!("{server}: {e}"), exit::SIGN_IN);
+        say!(
+            "sign in with: taskrail auth login {}",
+            shlex::try_quote(server.as_str()).unwrap_or_default()
+        );
+        return code;
+    }
+    fail(
+        &format!("cannot connect to {server}: {e}"),
+        exit::CONNECTION,
+    )
+}
+
 /// What every subcommand needs: options, the ledger (opened on first use), the server.
 pub struct Context {
     pub global: GlobalArgs,
     pub servers: Vec<String>,
     pub read_only: bool,
     pub config: crate::config::Config,
+    /// Where sign-ins are kept (opened on first use).
+    pub tokens: crate::mcp::auth::TokenStore,
     ledger: OnceCell<LedgerHandle>,
 }
 
 impl Context {
-    pub fn new(cli: &Cli) -> Self {
+    pub fn new(cli: &Cli) -> Result<Self, u8> {
+        crate::mcp::auth::StoreChoice::parse(&cli.global.token_store)
+            .map_err(|e| fail(&format!("--token-store: {e}"), exit::USAGE))?;
         let mut ctx = Self::bare(cli.global.clone(), cli.global.read_only);
         ctx.servers = cli.servers.clone();
-        ctx
+        Ok(ctx)
     }
 
     /// A context with these options, no `--server` and the default config.
     pub fn bare(global: GlobalArgs, read_only: bool) -> Self {
+        let choice = crate::mcp::auth::StoreChoice::parse(&global.token_store)
+            .unwrap_or(crate::mcp::auth::StoreChoice::Auto);
         Self {
             global,
             servers: Vec::new(),
             read_only,
             config: crate::config::Config::defaults(),
+            tokens: crate::mcp::auth::TokenStore::new(choice),
             ledger: OnceCell::new(),
         }
+    }
+
+    /// Attach OAuth sign-in to an HTTP server's options (stdio servers take credentials
+    /// from their environment).
+    pub fn with_auth(
+        &self,
+        endpoint: &Endpoint,
+        settings: crate::mcp::auth::AuthSettings,
+        mut options: ConnectOptions,
+    ) -> Result<ConnectOptions, u8> {
+        if let Endpoint::Http { url } = endpoint {
+            let auth = crate::mcp::auth::Authorizer::new(
+                url,
+                settings,
+                self.tokens.clone(),
+                &options.client_name,
+            )
+            .map_err(|e| fail(&e.to_string(), exit::USAGE))?;
+            options.auth = Some(Arc::new(auth));
+        }
+        Ok(options)
     }
 
     pub fn connect_options(&self) -> Result<ConnectOptions, u8> {
@@ -98,12 +143,7 @@ impl Context {
     pub async fn connect_to(&self, spec: &ServerSpec) -> Result<Arc<McpClient>, u8> {
         let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
-            .map_err(|e| {
-                fail(
-                    &format!("cannot connect to {}: {e}", spec.id),
-                    exit::CONNECTION,
-                )
-            })?;
+            .map_err(|e| connect_failure(&spec.id, &e))?;
         Ok(client)
     }
 
@@ -194,8 +234,12 @@ fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::W
         .open(&path)
         .ok()?;
     let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
         .unwrap_or_else(|_| "info".into());
+    // its debug lines carry the authorization URL (with the sign-in's state)
+    if let Ok(d) = "webbrowser=info".parse() {
+        filter = filter.add_directive(d);
+    }
     tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)
@@ -228,7 +272,10 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> u8 {
-    let mut ctx = Context::new(&cli);
+    let mut ctx = match Context::new(&cli) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     match &cli.command {
         Some(Command::Completions { shell }) => return extras::completions(*shell),
         Some(Command::Man) => return extras::man(),
@@ -271,13 +318,17 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
         Some(Command::Export { task_id, output }) => extras::export(&ctx, &task_id, output).await,
         Some(Command::Completions { .. } | Command::Man) => exit::COMPLETED,
+        Some(Command::Auth(cmd)) => auth::run(&ctx, cmd).await,
         Some(Command::ServeDemo(opts)) => match crate::demo::run_serve_demo(opts).await {
             Ok(()) => exit::COMPLETED,
             Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
         },
         Some(Command::Demo) => board(&ctx, true).await,
         Some(Command::Bench(args)) => crate::bench::run(args).await,
-        Some(Command::Conformance { server_url }) => conformance::run(&ctx, &server_url).await,
+        Some(Command::Conformance {
+            server_url,
+            client_metadata_url,
+        }) => conformance::run(&ctx, &server_url, client_metadata_url).await,
         None => {
             board(
                 &ctx,

@@ -1,9 +1,11 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
 //! (`${ENV}` expanded; an unset variable disables that server alone), per-server
-//! `read_only` and poll floor, notifications, mouse, keymap overrides and a theme. Invalid
+//! `read_only` and poll floor, notifications, mouse, keymap overrides, a theme, and
+//! per-server sign-in settings (`[server.auth]`). Invalid
 //! files give an error naming the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
+mod auth;
 mod raw;
 #[cfg(test)]
 mod tests;
@@ -77,6 +79,8 @@ pub struct ServerConfig {
     /// Why the server cannot be used as configured (a `${VAR}` in its headers is not set):
     /// it is listed, never connected. Other servers are not affected.
     pub disabled: Option<String>,
+    /// Sign-in settings (its `Debug` hides secrets).
+    pub auth: crate::mcp::auth::AuthSettings,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -92,6 +96,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
             .field("disabled", &self.disabled)
+            .field("auth", &self.auth)
             .finish()
     }
 }

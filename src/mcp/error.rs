@@ -60,6 +60,12 @@ pub enum McpError {
     /// The operation is not possible on this server or era.
     #[error("{0}")]
     Unsupported(String),
+    /// The server wants a signed-in user and none is (or the sign-in lapsed).
+    #[error("sign in required: {0}")]
+    SignInRequired(String),
+    /// Signing in failed for good (a refused check, a declined authorization, …).
+    #[error("sign-in failed: {0}")]
+    Auth(String),
     /// A legacy server no longer knows our session (HTTP 404 with `Mcp-Session-Id`): the
     /// session's tasks are gone with it.
     #[error("the server dropped the session")]
@@ -145,7 +151,9 @@ impl McpError {
 fn status_text(status: u16) -> String {
     match status {
         401 => {
-            "unauthorized (HTTP 401): the server wants credentials (pass them with --header)".into()
+            "unauthorized (HTTP 401): the server wants credentials (sign in with `taskrail auth \
+             login`, or pass --header)"
+                .into()
         }
         403 => "forbidden (HTTP 403): these credentials may not use this server".into(),
         404 | 405 | 501 => format!(

@@ -72,6 +72,7 @@ actions! {
     Complete = "complete",
     Hints = "hints",
     Servers = "servers",
+    SignIn = "sign_in",
 }
 
 impl fmt::Display for Action {

@@ -16,6 +16,7 @@ mod line_edit;
 mod mouse;
 mod new_task;
 mod servers;
+mod signin;
 
 use chrono::{TimeZone, Utc};
 use serde_json::json;

@@ -85,12 +85,19 @@ impl Widget for Header<'_> {
                 .render(Rect::new(area.x, y, area.width, 1), buf);
                 break;
             }
-            let (dot, hstyle) = match &s.health {
-                Health::Connecting => ("○", theme.dim),
-                Health::Connected => ("●", theme.healthy),
-                Health::Degraded { .. } => ("●", theme.degraded),
-                Health::Reconnecting { .. } => ("◌", theme.degraded),
-                Health::Disabled(_) => ("✖", theme.error),
+            // a sign-in that matters replaces the health
+            let (dot, health, hstyle) = match super::signin::badge(state, s, theme) {
+                Some(badge) => badge,
+                None => {
+                    let (dot, style) = match &s.health {
+                        Health::Connecting => ("○", theme.dim),
+                        Health::Connected => ("●", theme.healthy),
+                        Health::Degraded { .. } => ("●", theme.degraded),
+                        Health::Reconnecting { .. } => ("◌", theme.degraded),
+                        Health::Disabled(_) => ("✖", theme.error),
+                    };
+                    (dot, s.health_text(), style)
+                }
             };
             let era = s.era.map(|e| e.as_str()).unwrap_or("?");
             let mode = s.push_mode().label();
@@ -127,10 +134,7 @@ impl Widget for Header<'_> {
             }
             let used: usize = spans.iter().map(|s| s.width()).sum();
             let room = (area.width as usize).saturating_sub(used + 2);
-            spans.push(Span::styled(
-                format!("  {}", fit(&s.health_text(), room)),
-                hstyle,
-            ));
+            spans.push(Span::styled(format!("  {}", fit(&health, room)), hstyle));
             Line::from(spans).render(Rect::new(area.x, y, area.width, 1), buf);
         }
     }

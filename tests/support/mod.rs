@@ -174,6 +174,30 @@ pub fn everything_http() -> Peer {
     start("everything", cmd)
 }
 
+/// Starts the FastMCP peer protected by FastMCP's in-memory OAuth provider (its own
+/// authorization server on the same origin; dynamic registration, rotating refresh tokens).
+pub fn fastmcp_oauth_http() -> Peer {
+    let mut cmd = Command::new(peers_python());
+    cmd.arg(fastmcp_script())
+        .args(["--port", "0", "--oauth"])
+        .env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    start("fastmcp-oauth", cmd)
+}
+
+/// Starts the TypeScript SDK's OAuth example (`simpleStreamableHttp.js --oauth`, with its
+/// own authorization server on a second port) forced onto 127.0.0.1; its URL uses
+/// `localhost`, the name the example gives itself.
+pub fn sdk_oauth_http() -> Peer {
+    let entry = peers_dir()
+        .join("node/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    require_installed(&entry, "@modelcontextprotocol/sdk (npm)");
+    let mut cmd = Command::new("node");
+    cmd.arg(interop_dir().join("sdk_oauth.cjs"))
+        .env("TASKRAIL_PEERS_DIR", peers_dir());
+    start("sdk-oauth", cmd)
+}
+
 /// Starts the tower-mcp peer (modern `2026-07-28`, tasks-v2 with `subscriptions/listen`
 /// push), building it first if needed. See [`tower::tower_http`].
 pub fn tower_http() -> Peer {

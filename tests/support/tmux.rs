@@ -153,14 +153,19 @@ impl Tmux {
         });
     }
 
-    /// Start the dashboard without waiting for a server to connect (the caller waits for
-    /// what it expects to see).
+    /// Start the dashboard (like `start_dashboard`) without waiting for a connection.
     pub fn launch_dashboard(&self, tr: &Taskrail, args: &str) {
         *self.log.borrow_mut() = Some(tr.log());
+        let extra: String = tr
+            .extra_env()
+            .iter()
+            .map(|(k, v)| format!("{k}={} ", quote(Path::new(v))))
+            .collect();
         let line = format!(
-            "TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_LOG_LEVEL=debug {} {args}; echo {EXITED}$?",
+            "TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_TOKEN_STORE={} TASKRAIL_LOG_LEVEL=debug {extra}{} {args}; echo {EXITED}$?",
             quote(&tr.db()),
             quote(&tr.log()),
+            quote(&tr.tokens()),
             quote(Path::new(bin())),
         );
         self.type_text(&line);

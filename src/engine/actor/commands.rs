@@ -41,6 +41,8 @@ impl ServerActor {
             return;
         }
         match cmd {
+            EngineCommand::SignIn { .. } => return self.start_sign_in().await,
+            EngineCommand::SignInRedirect { url, .. } => return self.pasted_redirect(url).await,
             EngineCommand::Track { task_id, .. } => self.track(task_id).await,
             EngineCommand::CallTool {
                 call_id,

@@ -35,6 +35,7 @@ mod follow;
 mod ingest;
 mod outbox;
 mod polling;
+mod signin;
 
 type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
 
@@ -84,6 +85,7 @@ pub(super) enum Internal {
     },
     Tools(Result<Vec<ToolInfo>, McpError>),
     Listen(ListenMsg),
+    SignedIn(Result<(), String>),
     /// A push from a rejoined legacy session.
     SessionPush(ServerPush),
 }
@@ -131,6 +133,8 @@ pub(super) struct ServerActor {
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
     conformance: Conformance,
+    connect_task: Option<JoinHandle<()>>,
+    sign_in: signin::SignIn,
     /// Requests we left for the follower of a task.
     awaited: HashMap<i64, Awaited>,
     /// Outbox requests we are carrying out (each once).
@@ -191,6 +195,8 @@ impl ServerActor {
             stats: RequestStats::default(),
             queued: Vec::new(),
             conformance: Conformance::default(),
+            connect_task: None,
+            sign_in: signin::SignIn::default(),
             awaited: HashMap::new(),
             serving: HashSet::new(),
             ticks: 0,
@@ -438,6 +444,7 @@ impl ServerActor {
                 .await
             }
             Internal::Listen(m) => self.on_listen(m).await,
+            Internal::SignedIn(r) => self.on_signed_in(r).await,
             Internal::SessionPush(p) => self.on_push(p).await,
         }
     }

@@ -581,9 +581,9 @@ impl McpClient {
     }
 
     /// Legacy: the session's GET stream; feed each message to [`McpClient::dispatch`].
-    pub fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
+    pub async fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
         match &self.transport {
-            Transport::Http(h) if self.era() == Era::Legacy => h.open_get_stream(),
+            Transport::Http(h) if self.era() == Era::Legacy => h.open_get_stream().await,
             _ => Err(McpError::Unsupported(
                 "no GET stream on this connection".into(),
             )),
