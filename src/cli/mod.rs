@@ -357,6 +357,10 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
             exit::USAGE,
         );
     }
+    // Refused before the engine starts: nothing reaches a read-only server.
+    if let Some(refused) = spec.refuse("call") {
+        return fail(refused.text(), exit::USAGE);
+    }
     let ledger = match ctx.ledger().await {
         Ok(l) => l,
         Err(code) => return code,

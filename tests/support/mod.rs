@@ -160,6 +160,12 @@ pub fn fastmcp_stdio_command() -> Vec<String> {
 /// Starts `@modelcontextprotocol/server-everything` (legacy `2025-11-25`, tasks-v1, with a
 /// GET SSE stream) over Streamable HTTP, forced onto 127.0.0.1.
 pub fn everything_http() -> Peer {
+    everything_http_on(0)
+}
+
+/// [`everything_http`] on a given port (0: an ephemeral one), e.g. to restart the server
+/// where its clients expect it.
+pub fn everything_http_on(port: u16) -> Peer {
     let entry = peers_dir()
         .join("node")
         .join("node_modules")
@@ -170,6 +176,8 @@ pub fn everything_http() -> Peer {
     require_installed(&entry, "server-everything (npm)");
     let mut cmd = Command::new("node");
     cmd.arg(interop_dir().join("everything.cjs"))
+        .arg("--port")
+        .arg(port.to_string())
         .env("TASKRAIL_PEERS_DIR", peers_dir());
     start("everything", cmd)
 }

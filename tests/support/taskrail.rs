@@ -179,6 +179,32 @@ impl Taskrail {
     }
 }
 
+impl Taskrail {
+    /// Every task in the ledger (`ls --all --json`), newest first.
+    pub fn records(&self) -> Vec<serde_json::Value> {
+        let run = self.run(&["ls", "--all", "--json"], Duration::from_secs(60));
+        assert_eq!(run.code, Some(0), "ls --all --json: {run:#?}");
+        run.json_lines()
+    }
+
+    /// The ledger record of one task, if any.
+    pub fn record(&self, task_id: &str) -> Option<serde_json::Value> {
+        self.records()
+            .into_iter()
+            .find(|r| r["task_id"].as_str() == Some(task_id))
+    }
+}
+
+/// Send `signal` (`STOP`, `CONT`, `KILL`, …) to process `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
+}
+
 /// A taskrail process still running.
 pub struct Running {
     pub child: Child,
@@ -268,8 +294,21 @@ impl Running {
         }
     }
 
+    /// The OS process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL, as a crash would.
     pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Running {
+    /// A test that fails midway leaves no process behind (stopped ones included).
+    fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -328,6 +328,10 @@ impl ServerActor {
                 c.detach().await;
             }
         }
+        // Rejoined sessions live on for their tasks; what we held open in them is let go.
+        for (_, c) in std::mem::take(&mut self.sessions) {
+            c.detach().await;
+        }
     }
 
     fn followed_ids(&self) -> BTreeSet<TaskId> {
@@ -375,12 +379,10 @@ impl ServerActor {
 
     /// The one read-only check every mutating path goes through.
     async fn refuse_read_only(&self, what: &str) -> Option<Failure> {
-        if !self.spec.read_only {
-            return None;
-        }
-        let why = format!("{what} refused: {} is read-only", self.spec.id);
-        self.notice(NoticeLevel::Warn, why.clone()).await;
-        Some(Failure::Refused(why))
+        let refused = self.spec.refuse(what)?;
+        self.notice(NoticeLevel::Warn, refused.text().to_string())
+            .await;
+        Some(refused)
     }
 
     async fn on_internal(&mut self, msg: Internal) {
@@ -457,6 +459,11 @@ impl ServerActor {
         self.expire_awaited().await;
         self.take_over_lapsed().await;
         self.ticks = self.ticks.wrapping_add(1);
+        // As often as leases are renewed: a lease lost meanwhile is found within one period.
+        let renew_ticks = (self.cfg.lease_ttl.as_secs() / 3).max(1);
+        if self.ticks.is_multiple_of(renew_ticks) {
+            self.drop_lost_leases().await;
+        }
         if self.ticks.is_multiple_of(QUIET_FLUSH_TICKS) {
             let quiet: Vec<TaskId> = self
                 .tasks
