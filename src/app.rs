@@ -138,8 +138,10 @@ fn write_terminal(bytes: &[u8]) {
 
 /// Everything the dashboard needs from the rest of the program.
 pub struct DashboardContext {
-    /// Shown in the header from the start.
+    /// Shown in the header from the start, in this order.
     pub servers: Vec<ServerId>,
+    /// Servers shown as disabled (the configuration cannot be used), with why.
+    pub disabled: Vec<(ServerId, String)>,
     pub commands: mpsc::Sender<EngineCommand>,
     pub events: mpsc::Receiver<EngineEvent>,
     pub timeline: Arc<dyn TimelineSource>,
@@ -158,8 +160,35 @@ impl Drop for RestoreGuard {
         if self.mouse {
             let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         }
-        ratatui::restore();
+        // Best effort and silent: after a hangup there is no terminal to restore or to
+        // print a complaint to.
+        let _ = ratatui::try_restore();
     }
+}
+
+/// Resolves when the process is asked to end (SIGTERM, SIGHUP, SIGINT), with the
+/// signal's name; the handlers are in place as soon as this returns.
+#[cfg(unix)]
+fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static str>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut hup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = hup.recv() => "SIGHUP",
+            _ = int.recv() => "SIGINT",
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static str>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    })
 }
 
 /// Minimum time between two frames (a 60 fps cap): a change waits at most this long
@@ -194,10 +223,12 @@ pub struct NoProbe;
 
 impl Probe for NoProbe {}
 
-/// Run the dashboard until the user quits. Owns the terminal: `ratatui::try_init()` (which
-/// also installs a panic hook that restores it) and `restore()` on every exit path.
+/// Run the dashboard until the user quits or the process is told to end (SIGTERM, SIGHUP,
+/// SIGINT). Owns the terminal: `ratatui::try_init()` (which also installs a panic hook that
+/// restores it) and a restore on every exit path.
 /// Tasks keep running server-side after `q`; shutting the engine down is the caller's job.
 pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
+    let ended = end_signals()?;
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     let mouse = ctx.settings.mouse;
     let _guard = RestoreGuard { mouse };
@@ -205,7 +236,15 @@ pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
         crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
             .context("cannot enable the mouse")?;
     }
-    event_loop(&mut terminal, EventStream::new(), ctx, &mut NoProbe).await
+    let mut probe = NoProbe;
+    tokio::select! {
+        r = event_loop(&mut terminal, EventStream::new(), ctx, &mut probe) => r,
+        // `kill` or a closed terminal: leave like `q` does (the guard restores the screen).
+        sig = ended => {
+            tracing::info!("{sig}: leaving the dashboard");
+            Ok(())
+        }
+    }
 }
 
 /// Translate a mouse event into the reducer's terms (hit-tested against the layout).
@@ -277,6 +316,7 @@ where
 {
     let DashboardContext {
         servers,
+        disabled,
         commands,
         mut events,
         timeline,
@@ -284,6 +324,9 @@ where
         settings,
     } = ctx;
     let mut state = State::new(servers, read_only, settings.keymap);
+    for (server, why) in &disabled {
+        state.disable_server(server, why);
+    }
     state.themes = settings.themes.iter().map(|(n, _)| n.clone()).collect();
     state.theme = settings.theme.clone();
     state.input = settings.input.clone();

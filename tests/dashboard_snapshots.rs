@@ -102,10 +102,6 @@ fn connected(state: &mut State) {
                 push: false,
                 server_name: None,
             }),
-            Msg::Engine(EngineEvent::ServerDegraded {
-                server: srv("legacy-box"),
-                reason: "HTTP 503 from tasks/get".into(),
-            }),
         ],
     );
 }
@@ -205,6 +201,11 @@ fn board() -> State {
                 progress: 3.0,
                 total: Some(40.0),
             }),
+            // after its tasks were seen: the server fails now
+            Msg::Engine(EngineEvent::ServerDegraded {
+                server: srv("legacy-box"),
+                reason: "HTTP 503 from tasks/get".into(),
+            }),
         ],
     );
     s
@@ -215,7 +216,11 @@ fn render(state: &State, w: u16, h: u16) -> TestBackend {
 }
 
 fn snap(name: &str, state: &mut State) {
-    for (w, h) in [(100, 30), (60, 16)] {
+    snap_at(name, state, &[(100, 30), (60, 16)]);
+}
+
+fn snap_at(name: &str, state: &mut State, sizes: &[(u16, u16)]) {
+    for &(w, h) in sizes {
         let a = taskrail::ui::areas(ratatui::layout::Rect::new(0, 0, w, h), state);
         apply(
             state,
@@ -407,6 +412,26 @@ fn detail_of_a_huge_text_result_is_cut() {
         d.scroll = usize::MAX / 2;
     }
     snap("detail_huge_text_end", &mut s);
+}
+
+#[test]
+fn an_80x24_terminal_shows_the_board_help_and_a_form_whole() {
+    let mut s = board();
+    select(&mut s, "w0rk1ng001");
+    snap_at("small_board", &mut s, &[(80, 24)]);
+    apply(&mut s, keys(&[k('?')]));
+    snap_at("small_help", &mut s, &[(80, 24)]);
+    apply(&mut s, keys(&[Key::plain(KeyCode::Esc)]));
+    select(&mut s, "in9put77aa");
+    apply(&mut s, keys(&[Key::plain(KeyCode::Enter)]));
+    assert!(matches!(s.modals.last(), Some(Modal::Input(_))));
+    // on the multi-select field, the cursor moved to its second option
+    let tab = Key::plain(KeyCode::Tab);
+    apply(
+        &mut s,
+        keys(&[tab, tab, tab, tab, Key::plain(KeyCode::Right)]),
+    );
+    snap_at("small_form", &mut s, &[(80, 24)]);
 }
 
 #[test]

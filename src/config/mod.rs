@@ -1,8 +1,9 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
-//! (`${ENV}` expanded), per-server `read_only`, poll floor, sampling (a person, or a
-//! command after the person approves), roots and sign-in settings (`[server.auth]`),
-//! notifications, mouse, keymap overrides and a theme. Invalid files give an error naming
-//! the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
+//! (`${ENV}` expanded; an unset variable disables that server alone), per-server
+//! `read_only`, poll floor, sampling (a person, or a command after the person approves),
+//! roots and sign-in settings (`[server.auth]`), notifications, mouse, keymap overrides
+//! and a theme. Invalid files give an error naming the line, never a panic. Owns parsing
+//! and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
 mod auth;
@@ -83,6 +84,9 @@ pub struct ServerConfig {
     pub headers: Vec<(String, String)>,
     pub read_only: bool,
     pub poll_floor: Option<Duration>,
+    /// Why the server cannot be used as configured (a `${VAR}` in its headers is not set):
+    /// it is listed, never connected. Other servers are not affected.
+    pub disabled: Option<String>,
     /// Sign-in settings (its `Debug` hides secrets).
     pub auth: crate::mcp::auth::AuthSettings,
     /// `None`: sampling is not offered to this server.
@@ -103,6 +107,7 @@ impl std::fmt::Debug for ServerConfig {
             )
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
+            .field("disabled", &self.disabled)
             .field("auth", &self.auth)
             .field("sampling", &self.sampling)
             .field("roots", &self.roots)
@@ -220,4 +225,4 @@ impl Config {
     }
 }
 
-pub use crate::mcp::endpoint::expand_env;
+pub use crate::mcp::endpoint::{ExpandError, expand_env};

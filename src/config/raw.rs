@@ -9,7 +9,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::theme::{self as theme_file, line_of};
-use super::{Config, Desktop, KeyOverride, NotifyConfig, ServerConfig, Target, expand_env};
+use super::{
+    Config, Desktop, ExpandError, KeyOverride, NotifyConfig, ServerConfig, Target, expand_env,
+};
 use crate::state::keymap::{Action, Keymap};
 use crate::state::keys::Key;
 
@@ -165,6 +167,7 @@ fn server(
         },
     };
     let mut headers = Vec::new();
+    let mut disabled = None;
     for (hname, value) in &r.headers {
         let hl = at(text, value);
         if hname.is_empty()
@@ -179,8 +182,15 @@ fn server(
                 "line {hl}: headers apply to url servers only (server {name:?} is a command)"
             ));
         }
-        let v = expand_env(value.get_ref(), env)
-            .map_err(|e| format!("line {hl}: header {hname}: {e}"))?;
+        let v = match expand_env(value.get_ref(), env) {
+            Ok(v) => v,
+            // An unset variable disables this server only; the file stays usable.
+            Err(e @ ExpandError::Unset(_)) => {
+                disabled.get_or_insert(format!("line {hl}: header {hname}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(format!("line {hl}: header {hname}: {e}")),
+        };
         if v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
             return Err(format!(
                 "line {hl}: header {hname}: the value holds a line break"
@@ -223,6 +233,7 @@ fn server(
         headers,
         read_only: r.read_only,
         poll_floor,
+        disabled,
         auth,
         sampling,
         roots,

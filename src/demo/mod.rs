@@ -315,10 +315,17 @@ fn spawn_housekeeping(app: &Arc<App>) {
 /// Ctrl-C or SIGTERM.
 pub async fn run_serve_demo(opts: DemoOptions) -> anyhow::Result<()> {
     let server = DemoServer::start(opts).await?;
-    {
+    let written = {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", server.url).context("writing the URL to stdout")?;
-        out.flush().context("flushing stdout")?;
+        writeln!(out, "{}", server.url).and_then(|()| out.flush())
+    };
+    match written {
+        // Nobody reads the URL (stdout closed): nothing to serve for.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            server.shutdown().await;
+            return Ok(());
+        }
+        other => other.context("writing the URL to stdout")?,
     }
     wait_for_signal().await?;
     tracing::info!("demo server shutting down");

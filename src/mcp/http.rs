@@ -603,12 +603,25 @@ fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     McpError::Transport(describe_error(&e))
 }
 
-/// reqwest's error in words: what failed, its innermost cause, and the redacted URL.
+/// reqwest's error in words, what happened first (connection refused, host not found, …),
+/// then its innermost cause and the redacted URL.
 pub(crate) fn describe_error(e: &reqwest::Error) -> String {
     use std::error::Error as _;
     let chain = error_chain(e);
+    let url = e
+        .url()
+        .map(|u| format!(" ({})", super::endpoint::redact_url(u.as_str())))
+        .unwrap_or_default();
+    let refused = chain
+        .iter()
+        .any(|s| s.to_ascii_lowercase().contains("connection refused"));
+    if e.is_connect() && refused {
+        return format!(
+            "connection refused: cannot connect{url}; is the server running, on this port?"
+        );
+    }
     let mut msg = if chain.iter().any(|s| s.starts_with("dns error")) {
-        "cannot resolve the host name".to_string()
+        "host not found: cannot resolve the host name".to_string()
     } else if is_tls_failure(e)
         || chain.iter().any(|s| {
             let s = s.to_ascii_lowercase();
@@ -633,9 +646,7 @@ pub(crate) fn describe_error(e: &reqwest::Error) -> String {
         msg.push_str(": ");
         msg.push_str(&last);
     }
-    if let Some(url) = e.url() {
-        msg.push_str(&format!(" ({})", super::endpoint::redact_url(url.as_str())));
-    }
+    msg.push_str(&url);
     msg
 }
 

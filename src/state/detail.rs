@@ -81,6 +81,24 @@ impl Write for Limited {
     }
 }
 
+/// Break `text` into lines of at most `width` characters at spaces (a longer word gets a
+/// line of its own).
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("never empty");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
 /// Pretty JSON, cut after `MAX_JSON_BYTES` and `max_lines` lines.
 pub fn json_lines(v: &Value, max_lines: usize) -> Vec<DocLine> {
     let mut w = Limited {

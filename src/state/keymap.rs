@@ -76,6 +76,7 @@ actions! {
     Done = "done",
     RunCommand = "run_command",
     Roots = "roots",
+    Servers = "servers",
     SignIn = "sign_in",
 }
 
@@ -138,7 +139,7 @@ impl Context {
         match self {
             Context::Global => "Everywhere",
             Context::Board => "Task table",
-            Context::Filter => "Filter line",
+            Context::Filter => "Filter lines (the table's and a picker's `/`)",
             Context::Detail => "Detail and result views",
             Context::Form => "Forms",
             Context::Confirm => "Confirmation",

@@ -43,7 +43,7 @@ use std::time::Duration;
 use crate::engine::{EngineCommand, EngineEvent, TaskId};
 
 pub use crate::engine::{NoticeLevel, ServerId, Tombstone};
-pub use crate::mcp::TaskStatus;
+pub use crate::mcp::{TaskStatus, ToolInfo};
 pub use alerts::{Alert, AlertKind};
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};
@@ -247,6 +247,7 @@ impl State {
             Some(Modal::Consent(_)) => Context::Consent,
             Some(Modal::Sampling(_)) => Context::Sampling,
             Some(Modal::Help { .. }) => Context::Help,
+            Some(m) if m.picker().is_some_and(|p| p.editing()) => Context::Filter,
             Some(Modal::ServerPicker(_) | Modal::ToolPicker(_) | Modal::Inbox(_)) => {
                 Context::Picker
             }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use tui_input::{Input, InputRequest as EditRequest};
 
 use super::TaskKey;
 use super::consent::ConsentView;
@@ -172,35 +173,132 @@ pub fn task_title(row: &TaskRow) -> String {
     format!("Input for {tool} {}", row.short_id())
 }
 
-/// A list to pick from (servers, tools).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Picker<T> {
-    pub items: Vec<T>,
-    pub selected: usize,
+/// What a picker's `/` query is matched against.
+pub trait PickerItem {
+    fn search_text(&self) -> String;
 }
 
-impl<T> Picker<T> {
-    pub fn new(items: Vec<T>) -> Picker<T> {
-        Picker { items, selected: 0 }
+impl PickerItem for ServerId {
+    fn search_text(&self) -> String {
+        self.as_str().to_string()
     }
+}
 
-    pub fn move_by(&mut self, delta: isize) {
-        if !self.items.is_empty() {
-            let last = self.items.len() as isize - 1;
-            self.selected = (self.selected as isize + delta).clamp(0, last) as usize;
+impl PickerItem for ToolInfo {
+    fn search_text(&self) -> String {
+        let mut text = self.name.clone();
+        for part in [&self.title, &self.description].into_iter().flatten() {
+            text.push(' ');
+            text.push_str(part);
+        }
+        text
+    }
+}
+
+/// A list to pick from (servers, tools), narrowed as you type a `/` query.
+#[derive(Debug, Clone)]
+pub struct Picker<T> {
+    pub items: Vec<T>,
+    /// Indices into `items` of the entries the query lets through, in order.
+    pub shown: Vec<usize>,
+    /// Position in `shown`.
+    pub selected: usize,
+    /// The query (case-insensitive words, each found somewhere in the entry).
+    pub query: Input,
+    /// The query line has the keys.
+    pub editing: bool,
+}
+
+impl<T: PickerItem> Picker<T> {
+    pub fn new(items: Vec<T>) -> Picker<T> {
+        Picker {
+            shown: (0..items.len()).collect(),
+            items,
+            selected: 0,
+            query: Input::default(),
+            editing: false,
         }
     }
 
     pub fn current(&self) -> Option<&T> {
-        self.items.get(self.selected)
+        self.shown
+            .get(self.selected)
+            .and_then(|&i| self.items.get(i))
+    }
+
+    fn refilter(&mut self) {
+        let current = self.shown.get(self.selected).copied();
+        let words: Vec<String> = self
+            .query
+            .value()
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        self.shown = self
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, item)| {
+                let text = item.search_text().to_lowercase();
+                words.iter().all(|w| text.contains(w.as_str()))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.selected = current
+            .and_then(|c| self.shown.iter().position(|&i| i == c))
+            .unwrap_or(0);
     }
 }
 
-/// The tool picker: `tools` is `None` while `tools/list` is in flight.
-#[derive(Debug, Clone, PartialEq)]
+/// What the reducer does to whichever picker is on top, whatever it lists.
+pub trait PickerControl {
+    /// Move by `delta` entries (clamped: a huge delta jumps to the first or last).
+    fn move_by(&mut self, delta: isize);
+    /// Edit the query; the list narrows at once, keeping the entry under the cursor when
+    /// it is still shown.
+    fn edit_query(&mut self, req: EditRequest);
+    /// Drop the query: every entry again.
+    fn clear_query(&mut self);
+    fn editing(&self) -> bool;
+    fn set_editing(&mut self, on: bool);
+}
+
+impl<T: PickerItem> PickerControl for Picker<T> {
+    fn move_by(&mut self, delta: isize) {
+        if !self.shown.is_empty() {
+            let last = self.shown.len() as isize - 1;
+            self.selected = (self.selected as isize)
+                .saturating_add(delta)
+                .clamp(0, last) as usize;
+        }
+    }
+
+    fn edit_query(&mut self, req: EditRequest) {
+        self.query.handle(req);
+        self.refilter();
+    }
+
+    fn clear_query(&mut self) {
+        self.query = Input::default();
+        self.refilter();
+    }
+
+    fn editing(&self) -> bool {
+        self.editing
+    }
+
+    fn set_editing(&mut self, on: bool) {
+        self.editing = on;
+    }
+}
+
+/// The tool picker: `tools` is `None` while `tools/list` is in flight; `error` says why
+/// the list does not come (the server is failing, or `tools/list` failed).
+#[derive(Debug, Clone)]
 pub struct ToolPicker {
     pub server: ServerId,
     pub tools: Option<Picker<ToolInfo>>,
+    pub error: Option<String>,
 }
 
 /// Arguments for a tool call.
@@ -234,6 +332,25 @@ impl ToolForm {
             form,
             json_fallback,
             error: None,
+        }
+    }
+}
+
+impl Modal {
+    /// The picker this modal is, if it is one with a list (servers, or tools once listed).
+    pub fn picker_mut(&mut self) -> Option<&mut dyn PickerControl> {
+        match self {
+            Modal::ServerPicker(p) => Some(p),
+            Modal::ToolPicker(ToolPicker { tools: Some(p), .. }) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn picker(&self) -> Option<&dyn PickerControl> {
+        match self {
+            Modal::ServerPicker(p) => Some(p),
+            Modal::ToolPicker(ToolPicker { tools: Some(p), .. }) => Some(p),
+            _ => None,
         }
     }
 }

@@ -12,7 +12,7 @@ use super::{
     alerts, board, cancel, command, consent, detail, foreground, forms, hints, inbox, mouse,
     new_task, notices, roots, rows, sampling, servers, signin,
 };
-use crate::engine::{EngineCommand, EngineEvent};
+use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
 /// Apply one message; returns the effects to execute, in order.
 pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
@@ -67,7 +67,9 @@ fn on_key(state: &mut State, key: Key, now: Now, fx: &mut Vec<Effect>) {
             None
         }
         (Context::Filter, None) => {
-            board::edit_filter(state, key);
+            if !new_task::edit_picker_query(state, key) {
+                board::edit_filter(state, key);
+            }
             None
         }
         (_, None) => None,
@@ -122,11 +124,14 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             }
         }
         Action::Inbox => inbox::open(state),
+        Action::Servers => servers::open_view(state),
         Action::Hints => hints::open(state),
         Action::Command => command::open(state),
         Action::CommandRun => command::run(state, now, fx),
         Action::CommandCancel => command::close(state),
         Action::Complete => command::complete_line(state),
+        Action::Filter | Action::FilterApply | Action::FilterClear
+            if new_task::picker_query(state, action) => {}
         Action::Filter
         | Action::FilterApply
         | Action::FilterClear
@@ -171,12 +176,12 @@ fn steps(action: Action, page: usize) -> isize {
 }
 
 /// Up, down, page and top/bottom move whatever is on top: a document, the inbox, a
-/// picker (one entry at a time), else the table's selection.
+/// picker, else the table's selection.
 fn navigate(state: &mut State, action: Action) {
     let page = state.page_rows;
     if detail::scroll(state, steps(action, page))
         || inbox::move_by(state, steps(action, page))
-        || new_task::picker_move(state, steps(action, 1).signum())
+        || new_task::picker_move(state, steps(action, page))
     {
         return;
     }
@@ -196,11 +201,15 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
         } => servers::connected(state, &server, era, push, server_name),
         EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
         EngineEvent::ServerDegraded { server, reason } => {
-            servers::degraded(state, &server, &reason)
+            servers::degraded(state, &server, &reason);
+            new_task::server_failing(state, &server);
         }
         EngineEvent::Reconnecting {
             server, attempt, ..
-        } => servers::reconnecting(state, &server, attempt),
+        } => {
+            servers::reconnecting(state, &server, attempt);
+            new_task::server_failing(state, &server);
+        }
         EngineEvent::Stats {
             server,
             requests_total,
@@ -225,7 +234,13 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             source,
             latency_ms,
             pending,
-        } => rows::snapshot(state, &server, task, &pending, source, latency_ms, now),
+        } => {
+            // a snapshot from the server itself (not one another process recorded)
+            if source != UpdateSource::Ledger {
+                servers::recovered(state, &server);
+            }
+            rows::snapshot(state, &server, task, &pending, source, latency_ms, now)
+        }
         EngineEvent::TaskExpired {
             server,
             task_id,
@@ -257,7 +272,10 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
         } => rows::progress(state, &TaskKey::new(&server, &task_id), progress, total),
         EngineEvent::AnswerSent {
             server, task_id, ..
-        } => forms::answer_sent(state, &TaskKey::new(&server, &task_id)),
+        } => {
+            servers::recovered(state, &server);
+            forms::answer_sent(state, &TaskKey::new(&server, &task_id))
+        }
         EngineEvent::AnswerFailed {
             server,
             task_id,
@@ -271,7 +289,12 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             server,
             task_id,
             acked,
-        } => cancel::sent(state, &TaskKey::new(&server, &task_id), acked),
+        } => {
+            if acked {
+                servers::recovered(state, &server);
+            }
+            cancel::sent(state, &TaskKey::new(&server, &task_id), acked)
+        }
         EngineEvent::CancelFailed {
             server,
             task_id,
@@ -282,8 +305,14 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             call_id,
             tool,
             result,
-        } => new_task::call_finished(state, server, call_id, tool, result, now),
+        } => {
+            if !matches!(result, CallResult::Error { .. }) {
+                servers::recovered(state, &server);
+            }
+            new_task::call_finished(state, server, call_id, tool, result, now)
+        }
         EngineEvent::ToolsListed { server, tools } => {
+            servers::recovered(state, &server);
             new_task::tools_listed(state, server, tools, now)
         }
         EngineEvent::ToolsListFailed { server, error } => {

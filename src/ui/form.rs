@@ -162,20 +162,30 @@ fn field_lines(field: &Field, focused: bool, width: usize, theme: &Theme) -> Vec
             lines.push(Line::from(spans));
         }
         FieldKind::Multi { options, .. } => {
-            let mut spans = vec![indent];
+            // The option under the cursor is marked `›` (space ticks it, ←/→ move);
+            // options wrap onto more lines rather than run off the edge.
+            let mut spans = vec![indent.clone()];
+            let mut used = 4;
             for (i, c) in options.iter().enumerate() {
                 let tick = if field.ticked.get(i).copied().unwrap_or(false) {
-                    "[x] "
+                    "[x]"
                 } else {
-                    "[ ] "
+                    "[ ]"
                 };
-                let style = if focused && i == field.cursor {
-                    theme.cursor
-                } else {
-                    theme.base
-                };
-                spans.push(Span::styled(format!("{tick}{}", c.label), style));
-                spans.push(Span::raw("  "));
+                let here = focused && i == field.cursor;
+                let text = format!("{}{tick} {}", if here { "›" } else { " " }, c.label);
+                let w = crate::sanitize::display_width(&text) + 1;
+                if used + w > width && spans.len() > 1 {
+                    lines.push(Line::from(std::mem::replace(
+                        &mut spans,
+                        vec![indent.clone()],
+                    )));
+                    used = 4;
+                }
+                let style = if here { theme.cursor } else { theme.base };
+                spans.push(Span::styled(text, style));
+                spans.push(Span::raw(" "));
+                used += w;
             }
             lines.push(Line::from(spans));
         }

@@ -38,7 +38,7 @@ pub struct Areas {
 
 /// Split the screen; the loop uses it too, to tell the reducer how many rows fit.
 pub fn areas(area: Rect, state: &State) -> Areas {
-    let header_rows = state.servers.len().clamp(1, 3) as u16 + 1;
+    let header_rows = header::header_rows(state.servers.len(), area.height);
     let filter_rows = u16::from(
         state.command.is_some()
             || state.board.filter.editing
@@ -173,9 +173,12 @@ impl Widget for Dashboard<'_> {
                     theme,
                 }
                 .render(area, buf),
-                Modal::ServerPicker(p) => {
-                    popup::ServerPickerPopup { picker: p, theme }.render(area, buf)
+                Modal::ServerPicker(p) => popup::ServerPickerPopup {
+                    state,
+                    picker: p,
+                    theme,
                 }
+                .render(area, buf),
                 Modal::ToolPicker(p) => {
                     popup::ToolPickerPopup { picker: p, theme }.render(area, buf)
                 }

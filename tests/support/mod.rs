@@ -365,3 +365,18 @@ pub mod raw_http;
 pub mod screen;
 pub mod taskrail;
 pub mod tmux;
+
+/// A plain web server that is not an MCP endpoint: Python's `http.server` on 127.0.0.1
+/// (GET → 404 for `/mcp`, POST → 501), serving an empty directory.
+pub fn plain_web_http() -> Peer {
+    let script = "import http.server, os, sys\n\
+                  os.chdir(sys.argv[1])\n\
+                  srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n\
+                  print(f'READY http://127.0.0.1:{srv.server_address[1]}/mcp', flush=True)\n\
+                  srv.serve_forever()\n";
+    let dir = log_dir().join(format!("plain-web-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    let mut cmd = Command::new(peers_python());
+    cmd.arg("-c").arg(script).arg(&dir);
+    start("plain-web", cmd)
+}

@@ -198,6 +198,24 @@ impl Tmux {
         screen.lines().find_map(code).unwrap_or(-1)
     }
 
+    /// The process id of the program the pane's shell runs in the foreground.
+    pub fn foreground_pid(&self) -> u32 {
+        let shell = self.tmux(&["display-message", "-p", "-t", "0", "#{pane_pid}"]);
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let out = Command::new("pgrep")
+                .args(["-P", shell.trim()])
+                .output()
+                .expect("run pgrep");
+            let text = String::from_utf8_lossy(&out.stdout);
+            if let Some(pid) = text.lines().next().and_then(|l| l.trim().parse().ok()) {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "no program runs in the pane");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Quit with `q` and wait for the shell to report a clean exit.
     pub fn quit(&self) {
         self.keys(&["q"]);

@@ -7,14 +7,15 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 mod asking;
 
 use super::args::exit;
-use super::output::{normalize_response, shell_quote, status_line, task_line};
+use super::output::{
+    Closed, normalize_response, out, say, shell_quote, status_line, task_line, write_out,
+};
 use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
 use crate::sanitize::sanitize_line;
@@ -35,6 +36,8 @@ struct Target {
     /// Terminal without its payload yet (legacy `tasks/result` still coming).
     awaiting_payload: Option<tokio::time::Instant>,
     pending_keys: Vec<String>,
+    /// "task created" was said (before its first status line).
+    announced: bool,
 }
 
 pub struct Follower {
@@ -43,8 +46,8 @@ pub struct Follower {
     targets: HashMap<(ServerId, TaskId), Target>,
     order: Vec<(ServerId, TaskId)>,
     connected: HashSet<ServerId>,
-    /// Calls whose outcome we wait for.
-    calls: HashSet<(ServerId, u64)>,
+    /// Calls whose outcome we wait for, with their tool.
+    calls: HashMap<(ServerId, u64), String>,
     plain_exit: Option<u8>,
     /// A created task could not be stored in the ledger: the command fails at the end.
     unrecorded: bool,
@@ -56,6 +59,8 @@ pub struct Follower {
     events: Option<mpsc::Receiver<EngineEvent>>,
     /// Events a prompt read, to handle once it closes.
     backlog: std::collections::VecDeque<EngineEvent>,
+    /// Standard output was closed (`| head`): stop quietly.
+    stdout_closed: bool,
 }
 
 fn exit_code(task: &Task) -> u8 {
@@ -69,10 +74,8 @@ fn exit_code(task: &Task) -> u8 {
     }
 }
 
-fn print_json(v: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", crate::sanitize::json_line(v));
-    let _ = out.flush();
+fn print_json(v: &Value) -> Result<(), Closed> {
+    write_out(&(crate::sanitize::json_line(v) + "\n"))
 }
 
 impl Follower {
@@ -83,13 +86,14 @@ impl Follower {
             targets: HashMap::new(),
             order: Vec::new(),
             connected: HashSet::new(),
-            calls: HashSet::new(),
+            calls: HashMap::new(),
             plain_exit: None,
             unrecorded: false,
             prompt: None,
             tool: None,
             events: None,
             backlog: Default::default(),
+            stdout_closed: false,
         }
     }
 
@@ -100,8 +104,8 @@ impl Follower {
         self
     }
 
-    pub fn expect_call(&mut self, server: ServerId, call_id: u64) {
-        self.calls.insert((server, call_id));
+    pub fn expect_call(&mut self, server: ServerId, call_id: u64, tool: &str) {
+        self.calls.insert((server, call_id), tool.to_string());
     }
 
     pub fn add_target(&mut self, server: ServerId, task_id: TaskId) {
@@ -112,11 +116,24 @@ impl Follower {
         }
     }
 
-    fn status(&self, line: &str) {
+    fn status(&mut self, line: &str) {
         match self.mode {
-            Mode::Watch { json: false } => println!("{line}"),
-            _ => eprintln!("{line}"),
+            Mode::Watch { json: false } => {
+                let written = out!("{line}");
+                self.note_written(written);
+            }
+            _ => say!("{line}"),
         }
+    }
+
+    /// Print a JSON value on stdout (remembering a closed stdout).
+    fn emit(&mut self, v: &Value) {
+        let written = print_json(v);
+        self.note_written(written);
+    }
+
+    fn note_written(&mut self, written: Result<(), Closed>) {
+        self.stdout_closed |= written.is_err();
     }
 
     fn finished(&self) -> Option<u8> {
@@ -152,9 +169,16 @@ impl Follower {
         };
         self.events = Some(events);
         let mut tick = tokio::time::interval(Duration::from_millis(500));
+        // One listener for the whole run: a Ctrl-C that lands while an event is being
+        // handled is still seen (a listener made per turn of the loop would miss it).
+        let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
         loop {
             if let Some(code) = self.finished() {
                 return code;
+            }
+            if self.stdout_closed {
+                // Nobody reads any more: end quietly; the tasks keep running.
+                return exit::COMPLETED;
             }
             if let Some(ev) = self.backlog.pop_front() {
                 if let Some(code) = self.on_event(ev).await {
@@ -178,7 +202,7 @@ impl Follower {
                     self.expire_payload_waits();
                     None
                 }
-                _ = tokio::signal::ctrl_c() => {
+                _ = &mut interrupted => {
                     self.detach_message();
                     return exit::INTERRUPTED;
                 }
@@ -221,12 +245,12 @@ impl Follower {
             .filter(|k| self.targets[*k].exit.is_none())
             .collect();
         if open.is_empty() {
-            eprintln!("interrupted");
+            say!("interrupted");
             return;
         }
         for (server, id) in open {
-            eprintln!("detached: task {id} keeps running on {server}");
-            eprintln!(
+            say!("detached: task {id} keeps running on {server}");
+            say!(
                 "resume with: taskrail watch --server {} {}",
                 shell_quote(server.as_str()),
                 shell_quote(id.as_str())
@@ -238,23 +262,23 @@ impl Follower {
         match ev {
             EngineEvent::ServerConnected { server, era, .. } => {
                 if self.connected.insert(server.clone()) {
-                    eprintln!("connected to {server} ({})", era.as_str());
+                    say!("connected to {server} ({})", era.as_str());
                 }
             }
             EngineEvent::ServerDegraded { server, reason } => {
                 let reason = sanitize_line(&reason, 300);
                 if !self.connected.contains(&server) && !self.calls.is_empty() {
-                    eprintln!("error: cannot reach {server}: {reason}");
+                    say!("error: cannot reach {server}: {reason}");
                     return Some(exit::CONNECTION);
                 }
-                eprintln!("{server}: {reason}");
+                say!("{server}: {reason}");
             }
             EngineEvent::SignInRequired { server, reason } => {
-                eprintln!(
+                say!(
                     "error: {server}: sign in required: {}",
                     sanitize_line(&reason, 300)
                 );
-                eprintln!(
+                say!(
                     "sign in with: taskrail auth login {}",
                     shell_quote(server.as_str())
                 );
@@ -269,7 +293,7 @@ impl Follower {
                 attempt,
                 retry_in,
             } => {
-                eprintln!(
+                say!(
                     "{server}: retrying in {:.1} s (attempt {attempt})",
                     retry_in.as_secs_f64()
                 );
@@ -283,13 +307,11 @@ impl Follower {
                 tool,
                 result,
             } => {
-                if !self.calls.remove(&(server.clone(), call_id)) {
-                    return None;
-                }
+                self.calls.remove(&(server.clone(), call_id))?;
                 match result {
                     CallResult::Task { task_id, stored } => {
                         if !stored {
-                            eprintln!(
+                            say!(
                                 "error: task {task_id} was created on {server} but could not be \
                                  stored in the ledger: it will not survive a restart"
                             );
@@ -303,18 +325,18 @@ impl Follower {
                                 .and_then(|t| t.last.as_ref())
                                 .map(|t| task_line(server.as_str(), t, crate::engine::UpdateSource::Create))
                                 .unwrap_or_else(|| serde_json::json!({ "server": server.as_str(), "taskId": task_id }));
-                            print_json(&handle);
+                            self.emit(&handle);
                             return Some(if stored {
                                 exit::COMPLETED
                             } else {
                                 exit::CONNECTION
                             });
                         }
-                        eprintln!("{tool}: task {} created", task_id);
-                        self.add_target(server, task_id);
+                        self.add_target(server.clone(), task_id.clone());
+                        self.announce(&(server, task_id), &tool);
                     }
                     CallResult::Plain { result } => {
-                        print_json(&result);
+                        self.emit(&result);
                         let is_error = result
                             .get("isError")
                             .and_then(Value::as_bool)
@@ -326,11 +348,11 @@ impl Follower {
                         });
                     }
                     CallResult::Error { message } => {
-                        eprintln!("error: {tool}: {}", sanitize_line(&message, 500));
+                        say!("error: {tool}: {}", sanitize_line(&message, 500));
                         return Some(exit::CONNECTION);
                     }
                     CallResult::Refused { reason } => {
-                        eprintln!("error: {}", sanitize_line(&reason, 500));
+                        say!("error: {}", sanitize_line(&reason, 500));
                         return Some(exit::USAGE);
                     }
                 }
@@ -343,12 +365,12 @@ impl Follower {
             } => {
                 let key = (server.clone(), task.task_id.clone());
                 if !self.targets.contains_key(&key) {
-                    if self.calls.iter().any(|(s, _)| *s == server) {
-                        // Our call's own task: its CallFinished follows right after.
-                        self.add_target(server.clone(), task.task_id.clone());
-                    } else {
-                        return None;
-                    }
+                    let (_, tool) = self.calls.iter().find(|((s, _), _)| *s == server)?;
+                    // Our call's own task (its CallFinished follows right after): said
+                    // to be created before its first status line.
+                    let tool = tool.clone();
+                    self.add_target(server.clone(), task.task_id.clone());
+                    self.announce(&key, &tool);
                 }
                 let target = self.targets.get_mut(&key)?;
                 let changed = target.last.as_ref().is_none_or(|l| !l.same_state(&task));
@@ -359,7 +381,7 @@ impl Follower {
                 target.last = Some(task.clone());
                 match self.mode {
                     Mode::Watch { json: true } if changed => {
-                        print_json(&task_line(server.as_str(), &task, source))
+                        self.emit(&task_line(server.as_str(), &task, source))
                     }
                     Mode::Watch { json: true } => {}
                     _ if line_changed => self.status(&status_line(&task)),
@@ -390,7 +412,7 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!("task {task_id} on {server}: {}", why.describe());
+                    say!("task {task_id} on {server}: {}", why.describe());
                 }
             }
             EngineEvent::TaskNotFound { server, task_id } => {
@@ -399,7 +421,7 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!("no task {task_id} on {server} (expired or never existed)");
+                    say!("no task {task_id} on {server} (expired or never existed)");
                 }
             }
             EngineEvent::InputRequested {
@@ -418,29 +440,29 @@ impl Follower {
                     .message()
                     .map(|m| sanitize_line(m, 500))
                     .unwrap_or_default();
-                eprintln!(
+                say!(
                     "input requested for task {} ({}): {message}",
                     task_id,
                     sanitize_line(&request.method, 60)
                 );
-                eprintln!("  key: {}", sanitize_line(&key, 200));
-                eprintln!("  request: {}", crate::sanitize::json_line(&request));
-                eprintln!(
+                say!("  key: {}", sanitize_line(&key, 200));
+                say!("  request: {}", crate::sanitize::json_line(&request));
+                say!(
                     "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
                     shell_quote(server.as_str()),
                     shell_quote(task_id.as_str()),
                     shell_quote(&key)
                 );
-                eprintln!("  or type the response JSON on this program's input");
+                say!("  or type the response JSON on this program's input");
             }
             EngineEvent::InputKeyReused { task_id, key, .. } => {
-                eprintln!(
+                say!(
                     "warning: task {} reused input key {key} for a different request",
                     task_id
                 );
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                eprintln!("answer sent for task {}: {}", task_id, keys.join(", "));
+                say!("answer sent for task {}: {}", task_id, keys.join(", "));
             }
             EngineEvent::AnswerFailed {
                 server,
@@ -456,7 +478,7 @@ impl Follower {
                         }
                     }
                 }
-                eprintln!(
+                say!(
                     "answer failed for task {}: {}",
                     task_id,
                     sanitize_line(error.text(), 300)
@@ -464,17 +486,17 @@ impl Follower {
             }
             EngineEvent::CancelSent { task_id, acked, .. } => {
                 if acked {
-                    eprintln!("cancel requested for task {task_id}");
+                    say!("cancel requested for task {task_id}");
                 }
             }
             EngineEvent::CancelFailed { task_id, error, .. } => {
-                eprintln!(
+                say!(
                     "cancel failed for task {}: {}",
                     task_id,
                     sanitize_line(error.text(), 300)
                 )
             }
-            EngineEvent::Notice { text, .. } => eprintln!("{}", sanitize_line(&text, 500)),
+            EngineEvent::Notice { text, .. } => say!("{}", sanitize_line(&text, 500)),
             EngineEvent::Progress {
                 task_id,
                 progress,
@@ -518,7 +540,7 @@ impl Follower {
                     }
                 }
             }
-            EngineEvent::ServerMisbehaved { hint, detail, .. } => eprintln!(
+            EngineEvent::ServerMisbehaved { hint, detail, .. } => say!(
                 "server hint: {}: {}",
                 hint.title(),
                 sanitize_line(&detail, 300)
@@ -552,6 +574,16 @@ impl Follower {
         None
     }
 
+    /// Say "task created" once, before the task's first status line.
+    fn announce(&mut self, key: &(ServerId, TaskId), tool: &str) {
+        if let Some(t) = self.targets.get_mut(key)
+            && !t.announced
+        {
+            t.announced = true;
+            say!("{}: task {} created", sanitize_line(tool, 60), key.1);
+        }
+    }
+
     /// A terminal task (with its payload, or after waiting for it): print and record its code.
     fn conclude(&mut self, key: &(ServerId, TaskId)) {
         let Some(target) = self.targets.get_mut(key) else {
@@ -565,15 +597,12 @@ impl Follower {
         };
         target.exit = Some(exit_code(&task));
         if let Mode::Call { .. } = self.mode {
-            match (&task.result, &task.error) {
-                (Some(r), _) => print_json(r),
-                (None, Some(e)) => print_json(&serde_json::to_value(e).unwrap_or(Value::Null)),
-                (None, None) => print_json(&task_line(
-                    key.0.as_str(),
-                    &task,
-                    crate::engine::UpdateSource::Poll,
-                )),
-            }
+            let v = match (&task.result, &task.error) {
+                (Some(r), _) => r.clone(),
+                (None, Some(e)) => serde_json::to_value(e).unwrap_or(Value::Null),
+                (None, None) => task_line(key.0.as_str(), &task, crate::engine::UpdateSource::Poll),
+            };
+            self.emit(&v);
         }
     }
 
@@ -589,12 +618,12 @@ impl Follower {
                 Some((k, rest)) => match serde_json::from_str::<Value>(rest.trim()) {
                     Ok(v) => (Some(k.to_string()), v),
                     Err(e) => {
-                        eprintln!("not an answer (expected JSON or `KEY JSON`): {e}");
+                        say!("not an answer (expected JSON or `KEY JSON`): {e}");
                         return;
                     }
                 },
                 None => {
-                    eprintln!("not an answer (expected JSON or `KEY JSON`)");
+                    say!("not an answer (expected JSON or `KEY JSON`)");
                     return;
                 }
             },
@@ -607,7 +636,7 @@ impl Follower {
             Some((tk.clone(), t.pending_keys.remove(pos)))
         });
         let Some(((server, task_id), key)) = found else {
-            eprintln!("no pending input request to answer");
+            say!("no pending input request to answer");
             return;
         };
         let mut responses = BTreeMap::new();
