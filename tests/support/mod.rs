@@ -286,6 +286,7 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
         }
     }
 }
+pub mod hostile;
 pub mod raw_http;
 pub mod taskrail;
 pub mod tmux;

@@ -223,6 +223,16 @@ impl Running {
     }
 }
 
+impl Drop for Running {
+    /// A test that fails midway leaves no taskrail behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn wait(mut child: Child, limit: Duration, what: &str) -> Run {
     let stdout = child.stdout.take().expect("stdout");
     let stderr = child.stderr.take().expect("stderr");
