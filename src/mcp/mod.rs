@@ -6,9 +6,11 @@
 pub mod client;
 pub mod endpoint;
 pub mod error;
+pub mod get_stream;
 pub mod http;
 pub mod jsonrpc;
 pub mod legacy;
+pub mod lines;
 pub mod param_headers;
 pub mod push;
 pub mod sse;
