@@ -486,6 +486,15 @@ fn server_health_and_stats_reach_the_header_state() {
         })],
     );
     assert_eq!(s.servers[0].health, Health::Reconnecting { attempt: 3 });
+    // The push stream is back: the header no longer says "reconnecting".
+    run(
+        &mut s,
+        vec![ev(EngineEvent::PushChanged {
+            server: srv(),
+            push: true,
+        })],
+    );
+    assert_eq!(s.servers[0].health, Health::Connected);
 }
 
 #[test]

@@ -328,7 +328,14 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             s.health = Health::Connected;
             s.name = server_name.map(|n| crate::sanitize::sanitize_line(&n, 40));
         }
-        EngineEvent::PushChanged { server, push } => state.server_mut(&server).push = push,
+        EngineEvent::PushChanged { server, push } => {
+            let s = state.server_mut(&server);
+            s.push = push;
+            // A push stream that is back means the reconnect it announced is over.
+            if push && matches!(s.health, Health::Reconnecting { .. }) {
+                s.health = Health::Connected;
+            }
+        }
         EngineEvent::ServerDegraded { server, reason } => {
             state.server_mut(&server).health =
                 Health::Degraded(crate::sanitize::sanitize_line(&reason, 120));
