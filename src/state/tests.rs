@@ -34,6 +34,7 @@ pub(super) fn task(id: &str, status: TaskStatus) -> Task {
         input_requests: Default::default(),
         result: None,
         error: None,
+        more_input_requests: 0,
     }
 }
 
