@@ -17,6 +17,11 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
+/// Task ids, keys and tool names are never empty (an empty one is a usage error).
+fn non_empty() -> clap::builder::NonEmptyStringValueParser {
+    clap::builder::NonEmptyStringValueParser::new()
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "taskrail",
@@ -57,9 +62,11 @@ pub struct GlobalArgs {
     /// Log file (default: taskrail.log in the user's data dir).
     #[arg(long, value_name = "PATH", env = "TASKRAIL_LOG", global = true)]
     pub log_file: Option<PathBuf>,
-    /// Seconds to wait for one ordinary request.
-    #[arg(long, value_name = "SECS", default_value_t = 30, global = true)]
-    pub timeout: u64,
+    /// Seconds to wait for one request (default 30). Given, it also bounds `tools/call`
+    /// (default 600: a server without tasks may hold a plain call open); a call that
+    /// creates a task only waits for the task handle, then the task is followed to its end.
+    #[arg(long, value_name = "SECS", global = true)]
+    pub timeout: Option<u64>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -71,6 +78,7 @@ pub enum Command {
     },
     /// Call a tool; follow the task it creates to its end (or print its handle with --detach).
     Call {
+        #[arg(value_parser = non_empty())]
         tool: String,
         /// Arguments as a JSON object.
         #[arg(long, value_name = "JSON", default_value = "{}")]
@@ -80,9 +88,13 @@ pub enum Command {
         detach: bool,
     },
     /// Fetch one task once.
-    Get { task_id: String },
+    Get {
+        #[arg(value_parser = non_empty())]
+        task_id: String,
+    },
     /// Follow tasks to their end (no ids: every unfinished task in the ledger).
     Watch {
+        #[arg(value_parser = non_empty())]
         task_ids: Vec<String>,
         /// One JSON line per observed change.
         #[arg(long)]
@@ -90,14 +102,19 @@ pub enum Command {
     },
     /// Answer one input request of a task (`tasks/update`).
     Answer {
+        #[arg(value_parser = non_empty())]
         task_id: String,
+        #[arg(value_parser = non_empty())]
         key: String,
         /// The response: `{"action":"accept","content":{…}}`, or just the content object.
         #[arg(long = "json", value_name = "RESPONSE")]
         response: String,
     },
     /// Cancel a task (`tasks/cancel`).
-    Cancel { task_id: String },
+    Cancel {
+        #[arg(value_parser = non_empty())]
+        task_id: String,
+    },
     /// List the tasks in the ledger.
     Ls {
         /// Include finished tasks.
@@ -108,12 +125,14 @@ pub enum Command {
     },
     /// Print a task's timeline from the ledger (a unique id prefix is enough).
     Timeline {
+        #[arg(value_parser = non_empty())]
         task_id: String,
         #[arg(long)]
         json: bool,
     },
     /// Write a task's timeline as JSONL for a bug report (short ids, no arguments).
     Export {
+        #[arg(value_parser = non_empty())]
         task_id: String,
         /// Output file (default: standard output).
         #[arg(long, short, value_name = "FILE")]

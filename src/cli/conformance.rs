@@ -9,6 +9,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
+use super::output::show;
 use super::{Context, exit, fail};
 use crate::mcp::{CallOutcome, ConnectOptions, Endpoint, Era, McpClient};
 use crate::sanitize::sanitize_line;
@@ -20,7 +21,7 @@ const MAX_CALLS: usize = 8;
 /// Run the scenario against `url`; exit 0 when every step succeeded.
 pub async fn run(ctx: &Context, url: &str) -> u8 {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    println!("scenario {}", sanitize_line(&scenario, 80));
+    show(format!("scenario {}", sanitize_line(&scenario, 80)));
     let endpoint = match Endpoint::parse(url) {
         Ok(e) => e,
         Err(e) => return fail(&e.to_string(), exit::USAGE),
@@ -40,11 +41,11 @@ pub async fn run(ctx: &Context, url: &str) -> u8 {
     client.on_untracked_elicitation(Arc::new(accept_with_defaults));
     let stream_task = legacy_stream(&client);
     let info = client.info();
-    println!(
+    show(format!(
         "connected: era {} protocol {}",
         info.era.as_str(),
         sanitize_line(&info.protocol_version, 40)
-    );
+    ));
     let code = call_tools(&client).await;
     if let Some(task) = stream_task {
         task.abort();
@@ -79,7 +80,7 @@ async fn call_tools(client: &McpClient) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
     };
-    println!("{} tool(s)", tools.len());
+    show(format!("{} tool(s)", tools.len()));
     let mut code = exit::COMPLETED;
     for tool in tools.iter().take(MAX_CALLS) {
         let args = arguments_for(&tool.input_schema);
@@ -90,10 +91,13 @@ async fn call_tools(client: &McpClient) -> u8 {
         {
             Ok(CallOutcome::Complete(result)) => {
                 let text = first_text(&result).unwrap_or_default();
-                println!("{name}: {}", sanitize_line(&text, 200));
+                show(format!("{name}: {}", sanitize_line(&text, 200)));
             }
-            Ok(CallOutcome::Task(task)) => println!("{name}: task {}", task.status.as_str()),
-            Ok(CallOutcome::InputRequired { .. }) => println!("{name}: input required"),
+            Ok(CallOutcome::Task(task)) => show(format!(
+                "{name}: task {}",
+                sanitize_line(task.status.as_str(), 40)
+            )),
+            Ok(CallOutcome::InputRequired { .. }) => show(format!("{name}: input required")),
             Err(e) => code = fail(&format!("{name}: {e}"), exit::TOOL_ERROR),
         }
     }

@@ -79,7 +79,11 @@ pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> u8 
     };
     match (written, output) {
         (Ok(()), Some(path)) => {
-            eprintln!("{} events written to {}", events.len(), path.display());
+            super::output::say(format!(
+                "{} events written to {}",
+                events.len(),
+                path.display()
+            ));
             exit::COMPLETED
         }
         (Ok(()), None) => exit::COMPLETED,

@@ -6,14 +6,15 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::args::exit;
-use super::output::{normalize_response, shell_quote, status_line, task_line};
+use super::output::{
+    UNQUOTABLE, answer_command, command_line, normalize_response, print_json, request_preview, say,
+    show, shown, shown_short, status_line, task_line,
+};
 use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId};
-use crate::ledger::short_id;
 use crate::mcp::{Task, TaskStatus};
 use crate::sanitize::sanitize_line;
 
@@ -57,12 +58,6 @@ fn exit_code(task: &Task) -> u8 {
     }
 }
 
-fn print_json(v: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", crate::sanitize::json_line(v));
-    let _ = out.flush();
-}
-
 impl Follower {
     pub fn new(engine: EngineHandle, mode: Mode) -> Self {
         Self {
@@ -90,8 +85,8 @@ impl Follower {
 
     fn status(&self, line: &str) {
         match self.mode {
-            Mode::Watch { json: false } => println!("{line}"),
-            _ => eprintln!("{line}"),
+            Mode::Watch { json: false } => show(line),
+            _ => say(line),
         }
     }
 
@@ -165,16 +160,24 @@ impl Follower {
             .filter(|k| self.targets[*k].exit.is_none())
             .collect();
         if open.is_empty() {
-            eprintln!("interrupted");
+            say("interrupted");
             return;
         }
         for (server, id) in open {
-            eprintln!("detached: task {id} keeps running on {server}");
-            eprintln!(
-                "resume with: taskrail watch --server {} {}",
-                shell_quote(server.as_str()),
-                shell_quote(id)
-            );
+            let server_name = shown(server.as_str());
+            say(format!(
+                "detached: task {} keeps running on {server_name}",
+                shown_short(id)
+            ));
+            let dashes = if id.starts_with('-') { "--" } else { "" };
+            let words = ["taskrail", "watch", "--server", server.as_str(), dashes, id];
+            let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+            match command_line(&words) {
+                Some(cmd) => say(format!("resume with: {cmd}")),
+                None => say(format!(
+                    "the task id {UNQUOTABLE}; resume with `taskrail watch` (it follows every unfinished task in the ledger)"
+                )),
+            }
         }
     }
 
@@ -182,26 +185,32 @@ impl Follower {
         match ev {
             EngineEvent::ServerConnected { server, era, .. } => {
                 if self.connected.insert(server.clone()) {
-                    eprintln!("connected to {server} ({})", era.as_str());
+                    say(format!(
+                        "connected to {} ({})",
+                        shown(server.as_str()),
+                        era.as_str()
+                    ));
                 }
             }
             EngineEvent::ServerDegraded { server, reason } => {
                 let reason = sanitize_line(&reason, 300);
+                let name = shown(server.as_str());
                 if !self.connected.contains(&server) && !self.calls.is_empty() {
-                    eprintln!("error: cannot reach {server}: {reason}");
+                    say(format!("error: cannot reach {name}: {reason}"));
                     return Some(exit::CONNECTION);
                 }
-                eprintln!("{server}: {reason}");
+                say(format!("{name}: {reason}"));
             }
             EngineEvent::Reconnecting {
                 server,
                 attempt,
                 retry_in,
             } => {
-                eprintln!(
-                    "{server}: retrying in {:.1} s (attempt {attempt})",
+                say(format!(
+                    "{}: retrying in {:.1} s (attempt {attempt})",
+                    shown(server.as_str()),
                     retry_in.as_secs_f64()
-                );
+                ));
             }
             EngineEvent::PushChanged { server, push } => {
                 tracing::debug!(%server, push, "push changed");
@@ -228,7 +237,11 @@ impl Follower {
                             print_json(&handle);
                             return Some(exit::COMPLETED);
                         }
-                        eprintln!("{tool}: task {} created", short_id(&task_id));
+                        say(format!(
+                            "{}: task {} created",
+                            sanitize_line(&tool, 100),
+                            shown_short(&task_id)
+                        ));
                         self.add_target(server, task_id);
                     }
                     CallResult::Plain { result } => {
@@ -244,7 +257,11 @@ impl Follower {
                         });
                     }
                     CallResult::Error { message } => {
-                        eprintln!("error: {tool}: {}", sanitize_line(&message, 500));
+                        say(format!(
+                            "error: {}: {}",
+                            sanitize_line(&tool, 100),
+                            sanitize_line(&message, 500)
+                        ));
                         return Some(exit::CONNECTION);
                     }
                 }
@@ -270,7 +287,19 @@ impl Follower {
                     .last
                     .as_ref()
                     .is_none_or(|l| status_line(l) != status_line(&task));
+                let more = task.more_input_requests;
+                let more_changed = more > 0
+                    && target
+                        .last
+                        .as_ref()
+                        .is_none_or(|l| l.more_input_requests != more);
                 target.last = Some(task.clone());
+                if more_changed && self.mode != (Mode::Watch { json: true }) {
+                    say(format!(
+                        "task {}: {more} more input requests not shown (they come up as these are answered)",
+                        shown_short(&task.task_id)
+                    ));
+                }
                 match self.mode {
                     Mode::Watch { json: true } if changed => {
                         print_json(&task_line(server.as_str(), &task, source))
@@ -300,10 +329,11 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!(
-                        "task {} is unknown to {server} (expired or never existed)",
-                        short_id(&task_id)
-                    );
+                    say(format!(
+                        "task {} is unknown to {} (expired or never existed)",
+                        shown_short(&task_id),
+                        shown(server.as_str())
+                    ));
                 }
             }
             EngineEvent::InputRequested {
@@ -319,33 +349,33 @@ impl Follower {
                     .message()
                     .map(|m| sanitize_line(m, 500))
                     .unwrap_or_default();
-                eprintln!(
+                say(format!(
                     "input requested for task {} ({}): {message}",
-                    short_id(&task_id),
+                    shown_short(&task_id),
                     sanitize_line(&request.method, 60)
-                );
-                eprintln!("  key: {}", sanitize_line(&key, 200));
-                eprintln!("  request: {}", crate::sanitize::json_line(&request));
-                eprintln!(
-                    "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
-                    shell_quote(server.as_str()),
-                    shell_quote(&task_id),
-                    shell_quote(&key)
-                );
-                eprintln!("  or type the response JSON on this program's input");
+                ));
+                say(format!("  key: {}", shown(&key)));
+                say(format!("  request: {}", request_preview(&request)));
+                match answer_command(server.as_str(), &task_id, &key) {
+                    Some(cmd) => say(format!("  answer with: {cmd}")),
+                    None => say(format!("  the task id or key {UNQUOTABLE}")),
+                }
+                say("  or type the response JSON on this program's input");
             }
             EngineEvent::InputKeyReused { task_id, key, .. } => {
-                eprintln!(
-                    "warning: task {} reused input key {key} for a different request",
-                    short_id(&task_id)
-                );
+                say(format!(
+                    "warning: task {} reused input key {} for a different request",
+                    shown_short(&task_id),
+                    shown(&key)
+                ));
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                eprintln!(
+                let keys: Vec<String> = keys.iter().map(|k| shown(k)).collect();
+                say(format!(
                     "answer sent for task {}: {}",
-                    short_id(&task_id),
+                    shown_short(&task_id),
                     keys.join(", ")
-                );
+                ));
             }
             EngineEvent::AnswerFailed {
                 server,
@@ -361,23 +391,22 @@ impl Follower {
                         }
                     }
                 }
-                eprintln!(
+                say(format!(
                     "answer failed for task {}: {}",
-                    short_id(&task_id),
+                    shown_short(&task_id),
                     sanitize_line(&error, 300)
-                );
+                ));
             }
-            EngineEvent::CancelSent { task_id, .. } => {
-                eprintln!("cancel requested for task {}", short_id(&task_id))
-            }
-            EngineEvent::CancelFailed { task_id, error, .. } => {
-                eprintln!(
-                    "cancel failed for task {}: {}",
-                    short_id(&task_id),
-                    sanitize_line(&error, 300)
-                )
-            }
-            EngineEvent::Notice { text, .. } => eprintln!("{}", sanitize_line(&text, 500)),
+            EngineEvent::CancelSent { task_id, .. } => say(format!(
+                "cancel requested for task {}",
+                shown_short(&task_id)
+            )),
+            EngineEvent::CancelFailed { task_id, error, .. } => say(format!(
+                "cancel failed for task {}: {}",
+                shown_short(&task_id),
+                sanitize_line(&error, 300)
+            )),
+            EngineEvent::Notice { text, .. } => say(sanitize_line(&text, 500)),
             EngineEvent::Progress {
                 task_id,
                 progress,
@@ -387,7 +416,7 @@ impl Follower {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
                 self.status(&format!(
                     "{} progress {progress}{total}",
-                    short_id(&task_id)
+                    shown_short(&task_id)
                 ));
             }
             EngineEvent::TaskKnown {
@@ -412,11 +441,11 @@ impl Follower {
                     return Box::pin(self.on_event(ev)).await;
                 }
             }
-            EngineEvent::ServerMisbehaved { hint, detail, .. } => eprintln!(
+            EngineEvent::ServerMisbehaved { hint, detail, .. } => say(format!(
                 "server hint: {}: {}",
                 hint.title(),
                 sanitize_line(&detail, 300)
-            ),
+            )),
             EngineEvent::ToolsListed { .. }
             | EngineEvent::ToolsListFailed { .. }
             | EngineEvent::Stats { .. } => {}
@@ -461,15 +490,22 @@ impl Follower {
                 Some((k, rest)) => match serde_json::from_str::<Value>(rest.trim()) {
                     Ok(v) => (Some(k.to_string()), v),
                     Err(e) => {
-                        eprintln!("not an answer (expected JSON or `KEY JSON`): {e}");
+                        say(format!("not an answer (expected JSON or `KEY JSON`): {e}"));
                         return;
                     }
                 },
                 None => {
-                    eprintln!("not an answer (expected JSON or `KEY JSON`)");
+                    say("not an answer (expected JSON or `KEY JSON`)");
                     return;
                 }
             },
+        };
+        let json = match normalize_response(json) {
+            Ok(v) => v,
+            Err(e) => {
+                say(format!("not an answer: {e}"));
+                return;
+            }
         };
         let found = self.targets.iter_mut().find_map(|(tk, t)| {
             let pos = match &key {
@@ -479,11 +515,11 @@ impl Follower {
             Some((tk.clone(), t.pending_keys.remove(pos)))
         });
         let Some(((server, task_id), key)) = found else {
-            eprintln!("no pending input request to answer");
+            say("no pending input request to answer");
             return;
         };
         let mut responses = BTreeMap::new();
-        responses.insert(key, normalize_response(json));
+        responses.insert(key, json);
         self.engine
             .send(EngineCommand::Answer {
                 server,

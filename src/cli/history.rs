@@ -5,8 +5,9 @@
 use serde_json::json;
 
 use super::args::exit;
+use super::output::{print_json, show, shown, shown_short};
 use super::{Context, fail};
-use crate::ledger::{EventRecord, TaskRecord, parse_duration, short_id};
+use crate::ledger::{EventRecord, TaskRecord, parse_duration};
 use crate::sanitize::sanitize_line;
 
 pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
@@ -16,39 +17,39 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
     };
     if json_out {
         for r in &records {
-            println!("{}", crate::sanitize::json_line(r));
+            print_json(r);
         }
         return exit::COMPLETED;
     }
     if records.is_empty() {
-        println!(
+        show(format!(
             "no tasks{}",
             if all {
                 ""
             } else {
                 " in progress (use --all for finished ones)"
             }
-        );
+        ));
         return exit::COMPLETED;
     }
-    println!(
+    show(format!(
         "{:<10} {:<16} {:<20} {:<24} SERVER",
         "TASK", "STATUS", "TOOL", "RECORDED"
-    );
+    ));
     for r in &records {
         let status = if r.expired {
             "expired".to_string()
         } else {
             r.status.clone()
         };
-        println!(
+        show(format!(
             "{:<10} {:<16} {:<20} {:<24} {}",
-            short_id(&r.task_id),
+            shown_short(&r.task_id),
             sanitize_line(&status, 16),
             sanitize_line(r.tool.as_deref().unwrap_or("-"), 20),
             r.recorded_at.format("%Y-%m-%d %H:%M:%S"),
             sanitize_line(&r.server, 60)
-        );
+        ));
     }
     exit::COMPLETED
 }
@@ -91,15 +92,15 @@ pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
     if json_out {
         for e in &events {
             let line = json!({ "server": rec.server, "taskId": rec.task_id, "at": e.at, "kind": e.kind, "latencyMs": e.latency_ms, "detail": e.detail });
-            println!("{line}");
+            print_json(&line);
         }
         return exit::COMPLETED;
     }
-    println!(
+    show(format!(
         "task {} on {}",
-        rec.task_id,
-        sanitize_line(&rec.server, 100)
-    );
+        shown_short(&rec.task_id),
+        shown(&rec.server)
+    ));
     for e in &events {
         let latency = e.latency_ms.map(|l| format!(" {l} ms")).unwrap_or_default();
         let detail = if e.detail.as_object().is_some_and(|o| o.is_empty()) {
@@ -107,11 +108,11 @@ pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
         } else {
             sanitize_line(&e.detail.to_string(), 120)
         };
-        println!(
+        show(format!(
             "{}  {:<16}{latency:>8}  {detail}",
             e.at.format("%Y-%m-%d %H:%M:%S%.3f"),
             e.kind.as_str()
-        );
+        ));
     }
     exit::COMPLETED
 }
@@ -123,7 +124,10 @@ pub async fn prune(ctx: &Context, older_than: &str) -> u8 {
     };
     match ctx.ledger_call(move |l| l.prune(age)).await {
         Ok(n) => {
-            println!("pruned {n} finished task{}", if n == 1 { "" } else { "s" });
+            show(format!(
+                "pruned {n} finished task{}",
+                if n == 1 { "" } else { "s" }
+            ));
             exit::COMPLETED
         }
         Err(code) => code,

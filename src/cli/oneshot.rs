@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use super::args::exit;
-use super::output::normalize_response;
+use super::output::{normalize_response, print_json, print_json_pretty, show};
 use super::{Context, fail};
 use crate::ledger::EventKind;
 use crate::mcp::{Era, McpClient, McpError, TaskStatus};
@@ -30,7 +30,7 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
         Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
     };
     if json_out {
-        println!("{}", crate::sanitize::json_pretty(&tools));
+        print_json_pretty(&tools);
     } else {
         for t in &tools {
             let desc = t
@@ -41,9 +41,9 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
             let hint = t
                 .task_support
                 .as_deref()
-                .map(|s| format!(" [task: {s}]"))
+                .map(|s| format!(" [task: {}]", sanitize_line(s, 20)))
                 .unwrap_or_default();
-            println!("{:<24} {desc}{hint}", sanitize_line(&t.name, 24));
+            show(format!("{:<24} {desc}{hint}", sanitize_line(&t.name, 24)));
         }
     }
     client.close().await;
@@ -64,7 +64,7 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
                     .map(|_| ())
             })
             .await;
-            println!("{}", crate::sanitize::json_pretty(&task));
+            print_json_pretty(&task);
             match task.status {
                 TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => {
                     exit::TOOL_ERROR
@@ -107,8 +107,9 @@ pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> 
     if ctx.read_only {
         return fail("answer refused: --read-only", exit::USAGE);
     }
-    let response: Value = match serde_json::from_str(response) {
-        Ok(v) => normalize_response(v),
+    let response: Value = match serde_json::from_str(response).map(normalize_response) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return fail(&format!("--json: {e}"), exit::USAGE),
         Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
     };
     let (client, _) = match ctx.connect().await {
@@ -137,10 +138,7 @@ pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> 
                 )
             })
             .await;
-            println!(
-                "{}",
-                crate::sanitize::json_line(&json!({ "ok": true, "taskId": task_id, "key": key }))
-            );
+            print_json(&json!({ "ok": true, "taskId": task_id, "key": key }));
             exit::COMPLETED
         }
         Err(e) => fail(&format!("tasks/update: {e}"), error_exit(&e)),
@@ -169,7 +167,7 @@ pub async fn cancel(ctx: &Context, task_id: &str) -> u8 {
             if let Some(t) = task {
                 ack["status"] = json!(t.status.as_str());
             }
-            println!("{ack}");
+            print_json(&ack);
             exit::COMPLETED
         }
         Err(e) => fail(&format!("tasks/cancel: {e}"), error_exit(&e)),
