@@ -1,5 +1,6 @@
 //! Reducer ingest: task snapshots folded into the dashboard state per second, on one core
 //! (target ≥ 200,000/s). Run: `cargo bench --bench reducer`.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use taskrail::bench::fixtures::{board, updated, working};

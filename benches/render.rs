@@ -6,6 +6,7 @@
 //!   `TestBackend`, nothing changed since the last frame but the clock;
 //! - `draw after a change`: one snapshot applied first, so the view is rebuilt and
 //!   re-sorted (10,000 rows) before the frame — the busy-dashboard case.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;

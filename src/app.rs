@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::{Desktop, NotifyConfig};
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
+use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
 pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
@@ -33,14 +33,14 @@ pub trait TimelineSource: Send + Sync {
     fn timeline(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>>;
 
     /// The task's timeline as JSONL (for `:export`).
     fn export(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<String>>;
 }
 
@@ -58,10 +58,7 @@ impl Default for DashboardSettings {
     fn default() -> Self {
         DashboardSettings {
             keymap: Keymap::default_keymap(),
-            themes: ui::theme_file::BUNDLED
-                .iter()
-                .filter_map(|(n, _)| Some((n.to_string(), ui::theme_file::bundled(n)?)))
-                .collect(),
+            themes: Theme::all_bundled(),
             theme: "dark".into(),
             notify: NotifyConfig::default(),
             mouse: true,
@@ -352,9 +349,9 @@ where
         }
         dirty = true;
         last_msg = Instant::now();
-        // The table height changes when the filter line shows or hides (keys, mouse and
-        // actions only) or a server joins the header; other messages skip the layout check.
-        let may_relayout = matches!(msg, Msg::Key(_) | Msg::Action(_) | Msg::Mouse(_));
+        // The table height changes when the filter line shows or hides (keys and mouse
+        // only) or a server joins the header; other messages skip the layout check.
+        let may_relayout = matches!(msg, Msg::Key(_) | Msg::Mouse(_));
         let area = Rect::new(0, 0, size.width, size.height);
         let before = may_relayout.then(|| ui::areas(area, &state));
         let servers_before = state.servers.len();

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod engine;
+pub mod ids;
 pub mod ledger;
 pub mod mcp;
 pub mod sanitize;

@@ -1,6 +1,7 @@
 //! Config parsing against the fixture files: the full example (also in the README) and a
 //! minimal one parse; every invalid fixture fails with the error its first line expects
 //! (`# expect: …`), and the binary reports it as a usage error instead of panicking.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

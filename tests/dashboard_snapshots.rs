@@ -1,12 +1,15 @@
 //! Snapshot tests of every dashboard view and state, rendered with `TestBackend` at 100x30
 //! and 60x16 with a pinned clock and the default theme. Must not read the real clock.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-use taskrail::engine::{CallResult, EngineEvent, NoticeLevel, ServerId, UpdateSource};
+use taskrail::engine::{
+    CallResult, EngineEvent, KnownTask, NoticeLevel, ServerId, TaskId, UpdateSource,
+};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::modal::TimelineState;
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, TaskKey, TimelineEntry, update};
@@ -17,12 +20,12 @@ fn now() -> DateTime<Utc> {
 }
 
 fn srv(n: &str) -> ServerId {
-    ServerId(n.to_string())
+    ServerId::named(n)
 }
 
 fn task(id: &str, status: TaskStatus, msg: Option<&str>, created: &str) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: msg.map(str::to_string),
         created_at: Some(created.to_string()),
@@ -46,23 +49,28 @@ fn apply(state: &mut State, msgs: Vec<Msg>) {
 fn known(server: &str, id: &str, tool: &str) -> Msg {
     Msg::Engine(EngineEvent::TaskKnown {
         server: srv(server),
-        task_id: id.to_string(),
-        tool: Some(tool.to_string()),
-        arguments: Some(json!({"query": "rust tui", "limit": 10})),
-        recorded_at: now() - chrono::TimeDelta::seconds(300),
-        last: None,
-        expired: false,
-        parent_task: None,
+        task: KnownTask {
+            task_id: TaskId::new(id),
+            tool: Some(tool.to_string()),
+            arguments: Some(json!({"query": "rust tui", "limit": 10})),
+            recorded_at: now() - chrono::TimeDelta::seconds(300),
+            last: None,
+            end: None,
+            parent_task: None,
+            pending: Vec::new(),
+            cancel: None,
+            started_by: None,
+        },
     })
 }
 
 fn upd(server: &str, t: Task) -> Msg {
-    Msg::Engine(EngineEvent::TaskUpdated {
-        server: srv(server),
-        task: t,
-        source: UpdateSource::Push,
-        latency_ms: Some(8),
-    })
+    Msg::Engine(EngineEvent::snapshot(
+        srv(server),
+        t,
+        UpdateSource::Push,
+        Some(8),
+    ))
 }
 
 fn keys(codes: &[Key]) -> Vec<Msg> {
@@ -122,6 +130,7 @@ fn elicitation() -> InputRequest {
                 "required": ["env", "email"]
             }
         }),
+        reply_to: None,
     }
 }
 
@@ -193,7 +202,7 @@ fn board() -> State {
             }),
             Msg::Engine(EngineEvent::Progress {
                 server: srv("demo"),
-                task_id: "w0rk1ng001".into(),
+                task_id: TaskId::new("w0rk1ng001"),
                 progress: 3.0,
                 total: Some(40.0),
             }),
@@ -276,7 +285,8 @@ fn confirm_cancel_and_cancel_requested_and_completed_anyway() {
         &mut s,
         vec![Msg::Engine(EngineEvent::CancelSent {
             server: srv("demo"),
-            task_id: "w0rk1ng001".into(),
+            task_id: TaskId::new("w0rk1ng001"),
+            acked: true,
         })],
     );
     snap("cancel_requested", &mut s);
@@ -309,7 +319,7 @@ fn detail_of(result: Option<Value>, error: Option<ErrorObject>, status: TaskStat
         ],
     );
     apply(&mut s, keys(&[Key::plain(KeyCode::Enter)]));
-    let key = TaskKey::new(&srv("demo"), "deta1l0000000000secret");
+    let key = TaskKey::new(&srv("demo"), &TaskId::new("deta1l0000000000secret"));
     apply(
         &mut s,
         vec![Msg::TimelineLoaded {
@@ -513,8 +523,8 @@ fn filter_with_invalid_regex_and_url_consent() {
         None,
         "2026-07-28T09:59:00Z",
     );
-    t.input_requests.insert("key-1".into(), InputRequest { method: "elicitation/create".into(), params: json!({"mode": "url", "url": "https://accounts.example.com@evil.example/login\u{202e}", "message": "Sign in to continue"}) });
-    t.input_requests.insert("key-2".into(), InputRequest { method: "sampling/createMessage".into(), params: json!({"messages": [{"role": "user", "content": {"type": "text", "text": "capital of France?"}}], "maxTokens": 100}) });
+    t.input_requests.insert("key-1".into(), InputRequest { method: "elicitation/create".into(), params: json!({"mode": "url", "url": "https://accounts.example.com@evil.example/login\u{202e}", "message": "Sign in to continue"}), reply_to: None });
+    t.input_requests.insert("key-2".into(), InputRequest { method: "sampling/createMessage".into(), params: json!({"messages": [{"role": "user", "content": {"type": "text", "text": "capital of France?"}}], "maxTokens": 100}), reply_to: None });
     apply(
         &mut s,
         vec![

@@ -1,5 +1,6 @@
 //! Runs the independent, standard-library-only Python wire check
 //! (`tests/wire/check_demo.py`) against demo servers started in-process.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::process::Command;

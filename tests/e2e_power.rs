@@ -3,6 +3,7 @@
 //! `:server`; the inbox answering a request in place; re-run linking the new task to the
 //! old one. A private tmux server per test (its own `-L` socket); every check polls
 //! `capture-pane` until it holds (bounded). tmux is required: a missing tmux fails.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! (its own `-L` socket) runs `taskrail --server URL` against a `serve-demo` process, keys
 //! go in with `send-keys`, and every check polls `capture-pane` until it holds (bounded).
 //! tmux is required: `.ci/run` installs it; a missing tmux fails the test, never skips it.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! The engine against the embedded demo server, in process: push accounting, chaos
 //! (dropped streams, 503s with Retry-After, stale snapshots), polling politeness.
 //! Every wait is bounded; request counts are read from the server's own `/stats`.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -47,13 +48,13 @@ async fn rig(opts: DemoOptions, cfg: EngineConfig) -> Rig {
 #[derive(Default)]
 struct Seen {
     /// call id → task id
-    calls: HashMap<u64, String>,
+    calls: HashMap<u64, TaskId>,
     /// task id → every status observed, in order
-    statuses: HashMap<String, Vec<String>>,
-    finals: HashMap<String, Task>,
+    statuses: HashMap<TaskId, Vec<String>>,
+    finals: HashMap<TaskId, Task>,
     /// (task id, key) of every InputRequested
-    inputs: Vec<(String, String)>,
-    sources: HashMap<String, Vec<UpdateSource>>,
+    inputs: Vec<(TaskId, String)>,
+    sources: HashMap<TaskId, Vec<UpdateSource>>,
     /// Push streams lost and reopened.
     reconnects: usize,
     /// Calls the server refused (no task was created).
@@ -95,7 +96,7 @@ impl Rig {
             match ev {
                 EngineEvent::CallFinished {
                     call_id,
-                    result: CallResult::Task { task_id },
+                    result: CallResult::Task { task_id, .. },
                     ..
                 } => {
                     seen.calls.insert(call_id, task_id);
@@ -475,7 +476,7 @@ async fn legacy_tasks_are_answered_and_cancelled_through_the_engine() {
         match ev {
             EngineEvent::CallFinished {
                 call_id,
-                result: CallResult::Task { task_id },
+                result: CallResult::Task { task_id, .. },
                 ..
             } => {
                 if call_id == 2 {

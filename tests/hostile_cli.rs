@@ -3,6 +3,7 @@
 //! command line that is unsafe to paste; JSON outputs stay inert; bad arguments are
 //! refused before anything is sent; tokens in URLs stay out of the ledger and exports;
 //! the data directory and log are private.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

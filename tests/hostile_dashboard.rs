@@ -2,13 +2,14 @@
 //! server's text reaches (tool names and descriptions, status messages, elicitation
 //! messages, field titles and enum labels, results, errors, URLs, notices) render inert.
 //! Every frame is checked cell by cell and kept as a snapshot.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, NoticeLevel, ServerId, UpdateSource};
+use taskrail::engine::{EngineEvent, KnownTask, NoticeLevel, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 use taskrail::ui::{Dashboard, Theme};
@@ -26,7 +27,7 @@ fn hostile(tag: &str) -> String {
 }
 
 fn srv() -> ServerId {
-    ServerId("hostile".into())
+    ServerId::named("hostile")
 }
 
 fn apply(state: &mut State, msgs: Vec<Msg>) {
@@ -38,7 +39,7 @@ fn apply(state: &mut State, msgs: Vec<Msg>) {
 
 fn task(id: &str, status: TaskStatus) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: Some(hostile("status")),
         created_at: Some("2026-07-28T09:58:00Z".into()),
@@ -73,6 +74,7 @@ fn hostile_board() -> State {
                     "link": { "type": "string", "format": "uri", "default": hostile("https://evil.test/") }
                 } }
             }),
+            reply_to: None,
         },
     );
     let mut failed = task("f4iled", TaskStatus::Failed);
@@ -112,20 +114,20 @@ fn hostile_board() -> State {
             vec![
                 event(EngineEvent::TaskKnown {
                     server: srv(),
-                    task_id: t.task_id.clone(),
-                    tool: Some(hostile(tool)),
-                    arguments: Some(json!({ "q": hostile("arg") })),
-                    recorded_at: now() - chrono::TimeDelta::seconds(60),
-                    last: None,
-                    expired: false,
-                    parent_task: None,
+                    task: KnownTask {
+                        task_id: t.task_id.clone(),
+                        tool: Some(hostile(tool)),
+                        arguments: Some(json!({ "q": hostile("arg") })),
+                        recorded_at: now() - chrono::TimeDelta::seconds(60),
+                        last: None,
+                        end: None,
+                        parent_task: None,
+                        pending: Vec::new(),
+                        cancel: None,
+                        started_by: None,
+                    },
                 }),
-                event(EngineEvent::TaskUpdated {
-                    server: srv(),
-                    task: t,
-                    source: UpdateSource::Push,
-                    latency_ms: Some(5),
-                }),
+                event(EngineEvent::snapshot(srv(), t, UpdateSource::Push, Some(5))),
             ],
         );
     }
@@ -182,7 +184,7 @@ fn select(s: &mut State, prefix: &str) {
     let key = s
         .tasks
         .keys()
-        .find(|k| k.task_id.starts_with(prefix))
+        .find(|k| k.task_id.as_str().starts_with(prefix))
         .unwrap()
         .clone();
     s.board.selected = Some(key);
@@ -272,12 +274,12 @@ fn fifty_thousand_input_requests_are_bounded_on_the_board() {
     let mut s = State::new(vec![srv()], false, Keymap::default_keymap());
     apply(
         &mut s,
-        vec![event(EngineEvent::TaskUpdated {
-            server: srv(),
-            task: t,
-            source: UpdateSource::Poll,
-            latency_ms: None,
-        })],
+        vec![event(EngineEvent::snapshot(
+            srv(),
+            t,
+            UpdateSource::Poll,
+            None,
+        ))],
     );
     let entries = taskrail::state::inbox::entries(&s);
     assert!(entries.len() <= 64, "{} inbox entries", entries.len());

@@ -1,5 +1,6 @@
 //! Configuration and theme files are read with a bound: a huge file or an endless one
 //! (`/dev/zero`) fails fast with a clear error instead of growing memory.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

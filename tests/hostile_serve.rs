@@ -4,6 +4,7 @@
 //!   HOSTILE_PLAN=get-flood-nonl cargo test --test hostile_serve -- --ignored --nocapture
 //!
 //! Prints `READY <url>`, then one `seen …` line a second, until stdin closes.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! stdio against a hostile child (`support/hostile_stdio.py`): one message over the bound
 //! is skipped without ending the session, stderr without a newline is bounded, and a
 //! non-UTF-8 byte on stderr does not stop the reader (so the child never dies of EPIPE).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

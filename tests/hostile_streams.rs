@@ -4,6 +4,7 @@
 //! the reason), keep-alive comments keep a quiet stream alive, an absurd `pollIntervalMs`
 //! does not stop polling, configured headers never follow a redirect to another origin,
 //! and 50,000 input requests are bounded everywhere.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -11,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use support::hostile::{self, Call, Flood, Listen, Plan, Seen};
 use support::taskrail::Taskrail;
-use taskrail::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, spawn_engine};
+use taskrail::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, spawn_engine};
 use taskrail::mcp::{ConnectOptions, Endpoint, McpClient, SubscriptionEvent};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -160,7 +161,10 @@ fn keepalive_comments_keep_a_quiet_listen_alive() {
             url: server.url.clone(),
         };
         let (client, _push) = McpClient::connect(endpoint, opts).await.unwrap();
-        let mut sub = client.listen(&["task-0001-abcdef".into()]).await.unwrap();
+        let mut sub = client
+            .listen(&[TaskId::new("task-0001-abcdef")])
+            .await
+            .unwrap();
         match tokio::time::timeout(Duration::from_secs(4), sub.next()).await {
             Err(_) => {}
             Ok(Ok(SubscriptionEvent::Task(t))) => panic!("unexpected push {t:?}"),
@@ -180,7 +184,7 @@ fn an_absurd_poll_interval_does_not_stop_polling() {
             url: server.url.clone(),
         };
         let spec = ServerSpec {
-            id: ServerId("hostile".into()),
+            id: ServerId::named("hostile"),
             ..ServerSpec::new(endpoint, ConnectOptions::default())
         };
         let cfg = EngineConfig {
@@ -190,8 +194,8 @@ fn an_absurd_poll_interval_does_not_stop_polling() {
         let (engine, mut events, _join) = spawn_engine(vec![spec], None, cfg);
         engine
             .send(EngineCommand::Track {
-                server: ServerId("hostile".into()),
-                task_id: "task-0001-abcdef".into(),
+                server: ServerId::named("hostile"),
+                task_id: TaskId::new("task-0001-abcdef"),
             })
             .await;
         let drain = tokio::spawn(async move { while events.recv().await.is_some() {} });

@@ -2,6 +2,7 @@
 //! sequences, bidi overrides, zero-width and double-width characters, 10,000-character
 //! lines and invalid UTF-8 into everything it sends. Human output must carry none of it
 //! raw; `--json` output must carry it JSON-escaped, with the content intact.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

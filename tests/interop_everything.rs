@@ -1,6 +1,7 @@
 //! The client core and the CLI against a real legacy server:
 //! @modelcontextprotocol/server-everything 2026.8.31 (2025-11-25, experimental core tasks,
 //! input as a server-to-client `elicitation/create` on the `tasks/result` stream).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! (modern protocol, `subscriptions/listen` + `notifications/tasks`). Tasks are followed
 //! to their end by push, duplicates are deduplicated, and the state a task had before
 //! the listen opened is fetched once.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -43,9 +44,9 @@ async fn tasks_are_followed_to_their_end_by_push() {
         };
         engine.send(cmd).await;
     }
-    let mut tools: HashMap<String, &str> = HashMap::new();
-    let mut sources: HashMap<String, Vec<UpdateSource>> = HashMap::new();
-    let mut finals: HashMap<String, taskrail::mcp::Task> = HashMap::new();
+    let mut tools: HashMap<taskrail::mcp::TaskId, &str> = HashMap::new();
+    let mut sources: HashMap<taskrail::mcp::TaskId, Vec<UpdateSource>> = HashMap::new();
+    let mut finals: HashMap<taskrail::mcp::TaskId, taskrail::mcp::Task> = HashMap::new();
     let mut prompts = 0;
     let mut push_on = false;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -57,7 +58,7 @@ async fn tasks_are_followed_to_their_end_by_push() {
         match ev {
             EngineEvent::CallFinished {
                 call_id,
-                result: CallResult::Task { task_id },
+                result: CallResult::Task { task_id, .. },
                 ..
             } => {
                 tools.insert(task_id, calls[call_id as usize].0);

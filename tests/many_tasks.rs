@@ -1,10 +1,11 @@
 //! Resource bounds with 100,000 tracked tasks: the reducer takes them all, the board
 //! renders only what fits, and memory per task stays small.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use taskrail::engine::{EngineEvent, ServerId, UpdateSource};
+use taskrail::engine::{EngineEvent, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Task, TaskStatus};
 use taskrail::state::{Keymap, Msg, State, update};
 use taskrail::ui::{Dashboard, Theme};
@@ -29,12 +30,12 @@ fn rss_kib() -> u64 {
 
 #[test]
 fn a_hundred_thousand_tasks_fit_and_render() {
-    let server = ServerId("many".into());
+    let server = ServerId::named("many");
     let before = rss_kib();
     let mut s = State::new(vec![server.clone()], false, Keymap::default_keymap());
     for i in 0..TASKS {
         let task = Task {
-            task_id: format!("task-{i:08}-0000-4000-8000-000000000000"),
+            task_id: TaskId::new(&format!("task-{i:08}-0000-4000-8000-000000000000")),
             status: if i % 3 == 0 {
                 TaskStatus::Completed
             } else {
@@ -52,12 +53,12 @@ fn a_hundred_thousand_tasks_fit_and_render() {
         };
         update(
             &mut s,
-            Msg::Engine(EngineEvent::TaskUpdated {
-                server: server.clone(),
+            Msg::Engine(EngineEvent::snapshot(
+                server.clone(),
                 task,
-                source: UpdateSource::Poll,
-                latency_ms: None,
-            }),
+                UpdateSource::Poll,
+                None,
+            )),
             now(),
         );
     }

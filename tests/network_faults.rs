@@ -1,6 +1,7 @@
 //! Network faults against real processes: connection refused, DNS failure, TLS failure,
 //! a reply that trickles one byte per second, 401/403 without a retry storm, 503 with
 //! `Retry-After`, and a demo server killed mid-stream and restarted on the same port.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

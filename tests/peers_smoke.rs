@@ -1,5 +1,6 @@
 //! Smoke tests of the peer harness: each third-party server starts, answers a raw JSON-RPC
 //! request on 127.0.0.1, and dies with its `Peer` handle.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 

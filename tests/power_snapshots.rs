@@ -1,6 +1,7 @@
 //! Snapshots of the power features: the inbox, the command line with completions, the
 //! server filter, conformance hints (badge and list), the re-run confirmation, and the
 //! bundled themes' semantic colours. Pinned clock; must not read the real clock.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use ratatui::Terminal;
@@ -8,10 +9,10 @@ use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
 
-use taskrail::engine::{EngineEvent, Hint, ServerId, UpdateSource};
+use taskrail::engine::{EngineEvent, Hint, KnownTask, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, InputRequest, Task, TaskStatus};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
-use taskrail::ui::theme_file::bundled;
+
 use taskrail::ui::{Dashboard, Theme};
 
 fn now() -> DateTime<Utc> {
@@ -19,12 +20,12 @@ fn now() -> DateTime<Utc> {
 }
 
 fn srv(n: &str) -> ServerId {
-    ServerId(n.to_string())
+    ServerId::named(n)
 }
 
 fn task(id: &str, status: TaskStatus, msg: &str) -> Task {
     Task {
-        task_id: id.to_string(),
+        task_id: TaskId::new(id),
         status,
         status_message: Some(msg.to_string()),
         created_at: Some("2026-07-28T09:50:00Z".to_string()),
@@ -47,6 +48,7 @@ fn ask(message: &str) -> InputRequest {
         method: "elicitation/create".into(),
         params: json!({"mode": "form", "message": message,
             "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}),
+        reply_to: None,
     }
 }
 
@@ -115,20 +117,25 @@ fn board() -> State {
         let msgs = vec![
             Msg::Engine(EngineEvent::TaskKnown {
                 server: srv(server),
-                task_id: id.into(),
-                tool: Some(tool.into()),
-                arguments: Some(json!({"service": "billing"})),
-                recorded_at: at(ago),
-                last: None,
-                expired: false,
-                parent_task: None,
+                task: KnownTask {
+                    task_id: TaskId::new(id),
+                    tool: Some(tool.into()),
+                    arguments: Some(json!({"service": "billing"})),
+                    recorded_at: at(ago),
+                    last: None,
+                    end: None,
+                    parent_task: None,
+                    pending: Vec::new(),
+                    cancel: None,
+                    started_by: None,
+                },
             }),
-            Msg::Engine(EngineEvent::TaskUpdated {
-                server: srv(server),
-                task: t,
-                source: UpdateSource::Poll,
-                latency_ms: Some(9),
-            }),
+            Msg::Engine(EngineEvent::snapshot(
+                srv(server),
+                t,
+                UpdateSource::Poll,
+                Some(9),
+            )),
         ];
         for m in msgs {
             update(&mut s, m, at(ago));
@@ -136,7 +143,7 @@ fn board() -> State {
         for (k, m) in requests {
             let ev = Msg::Engine(EngineEvent::InputRequested {
                 server: srv(server),
-                task_id: id.into(),
+                task_id: TaskId::new(id),
                 key: k.into(),
                 request: ask(m),
             });
@@ -145,12 +152,12 @@ fn board() -> State {
     }
     update(
         &mut s,
-        Msg::Engine(EngineEvent::TaskUpdated {
-            server: srv("fastmcp"),
-            task: task("d0ne0004", TaskStatus::Completed, "done"),
-            source: UpdateSource::Poll,
-            latency_ms: Some(9),
-        }),
+        Msg::Engine(EngineEvent::snapshot(
+            srv("fastmcp"),
+            task("d0ne0004", TaskStatus::Completed, "done"),
+            UpdateSource::Poll,
+            Some(9),
+        )),
         at(30),
     );
     s.ensure_view();
@@ -296,10 +303,10 @@ fn bundled_themes_keep_their_semantic_colours() {
         let col = row.find(needle).map(|i| row[..i].chars().count()).unwrap() as u16;
         b[(col, 0)].clone()
     };
-    let light = bundled("light").unwrap();
+    let light = Theme::bundled("light").unwrap();
     let cell = cell_of(&render(&s, &light, 100, 30), "✎");
     assert_eq!(cell.fg, Color::Rgb(0xaf, 0x5f, 0x00));
-    let mono = bundled("mono").unwrap();
+    let mono = Theme::bundled("mono").unwrap();
     let cell = cell_of(&render(&s, &mono, 100, 30), "✎");
     assert_eq!(cell.fg, Color::Reset, "mono has no colours");
     assert!(cell.modifier.contains(Modifier::UNDERLINED));

@@ -1,6 +1,7 @@
 //! Secrets: header tokens (given literally or through `${VAR}`) and credentials in the
 //! server URL never reach the ledger or the log, even at debug level; full task ids (bearer
 //! secrets) are not logged; the ledger file is 0600; `--read-only` refuses every write.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -26,13 +27,11 @@ fn leftovers(tr: &Taskrail) -> String {
 
 #[test]
 fn tokens_and_task_ids_stay_out_of_ledger_and_log() {
-    // SAFETY: the only test in this binary; set before any thread reads the environment.
-    unsafe { std::env::set_var("TASKRAIL_TEST_TOKEN", FROM_ENV) };
     let demo = DemoProcess::start(&["--time-scale", "0.05"]);
     let with_password = demo
         .url
         .replacen("http://", &format!("http://user:{PASSWORD}@"), 1);
-    let tr = Taskrail::new();
+    let tr = Taskrail::new().with_env("TASKRAIL_TEST_TOKEN", FROM_ENV);
     let auth = format!("Authorization: Bearer {LITERAL}");
     let headers = ["-H", &auth, "-H", "X-Api-Key: ${TASKRAIL_TEST_TOKEN}"];
     let mut args = headers.to_vec();

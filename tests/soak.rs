@@ -3,6 +3,7 @@
 //!
 //! CI runs the 2-minute version. The long run is the same test with
 //! `TASKRAIL_SOAK_SECS=1800 TASKRAIL_SOAK_TASKS=500`; it prints its numbers.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
@@ -11,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 use support::taskrail::DemoProcess;
 use taskrail::engine::{
-    CallResult, EngineCommand, EngineConfig, EngineEvent, ServerSpec, spawn_engine,
+    CallResult, EngineCommand, EngineConfig, EngineEvent, ServerSpec, TaskId, spawn_engine,
 };
 use taskrail::ledger::{Ledger, LedgerHandle};
 use taskrail::mcp::{ConnectOptions, Endpoint, InputRequest};
@@ -109,13 +110,13 @@ async fn chaos_soak_loses_no_task_and_prompts_once() {
     let hard_limit = run_for + Duration::from_secs(180);
     let mut sent = 0u64;
     let mut next_call = Instant::now();
-    let mut created: HashSet<String> = HashSet::new();
+    let mut created: HashSet<TaskId> = HashSet::new();
     let mut call_errors = Vec::new();
-    let mut terminal: HashMap<String, String> = HashMap::new();
-    let mut last_seen: HashMap<String, String> = HashMap::new();
-    let mut tool_of: HashMap<String, String> = HashMap::new();
+    let mut terminal: HashMap<TaskId, String> = HashMap::new();
+    let mut last_seen: HashMap<TaskId, String> = HashMap::new();
+    let mut tool_of: HashMap<TaskId, String> = HashMap::new();
     let mut answer_failures = Vec::new();
-    let mut prompts: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut prompts: BTreeMap<(TaskId, String), u32> = BTreeMap::new();
     let mut last_requests = 0u64;
     let mut rss_samples: Vec<(u64, u64)> = vec![(0, rss_kib())];
     let mut next_sample = Instant::now() + run_for / 10;
@@ -150,12 +151,14 @@ async fn chaos_soak_loses_no_task_and_prompts_once() {
         let Ok(Some(ev)) = ev else { continue };
         match ev {
             EngineEvent::CallFinished { result, tool, .. } => match result {
-                CallResult::Task { task_id } => {
+                CallResult::Task { task_id, .. } => {
                     tool_of.insert(task_id.clone(), tool);
                     created.insert(task_id);
                 }
                 CallResult::Plain { .. } => panic!("{tool} answered without a task"),
-                CallResult::Error { message } => call_errors.push(format!("{tool}: {message}")),
+                CallResult::Error { message } | CallResult::Refused { reason: message } => {
+                    call_errors.push(format!("{tool}: {message}"))
+                }
             },
             EngineEvent::TaskUpdated { task, source, .. } => {
                 let status = task.status.as_str().to_string();

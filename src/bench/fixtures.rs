@@ -3,23 +3,23 @@
 
 use serde_json::json;
 
-use crate::engine::{EngineEvent, ServerId, UpdateSource};
+use crate::engine::{EngineEvent, KnownTask, ServerId, UpdateSource};
 use crate::mcp::Task;
 use crate::state::{Keymap, Msg, Now, State, update};
 
 /// The server every fixture task lives on.
 pub fn server() -> ServerId {
-    ServerId("bench".into())
+    ServerId::named("bench")
 }
 
 /// A task id shaped like a UUID, unique per `i`.
-pub fn task_id(i: usize) -> String {
-    format!(
+pub fn task_id(i: usize) -> crate::ids::TaskId {
+    crate::ids::TaskId::new(&format!(
         "{:08x}-{:04x}-4000-8000-{:012x}",
         (i as u64).wrapping_mul(2_654_435_761) & 0xffff_ffff,
         i % 0xffff,
         i
-    )
+    ))
 }
 
 /// Snapshot `step` of task `i`: mostly working with a progress message; every tenth task
@@ -64,6 +64,7 @@ pub fn updated(task: Task) -> Msg {
         task,
         source: UpdateSource::Push,
         latency_ms: Some(3),
+        pending: Vec::new(),
     })
 }
 
@@ -75,13 +76,11 @@ pub fn board(n: usize, table_rows: usize, now: Now) -> State {
     for i in 0..n {
         let msg = Msg::Engine(EngineEvent::TaskKnown {
             server: server(),
-            task_id: task_id(i),
-            tool: Some(tools[i % tools.len()].to_string()),
-            arguments: Some(json!({ "n": i })),
-            recorded_at: now,
-            last: None,
-            expired: false,
-            parent_task: None,
+            task: KnownTask {
+                tool: Some(tools[i % tools.len()].to_string()),
+                arguments: Some(json!({ "n": i })),
+                ..KnownTask::new(task_id(i), now)
+            },
         });
         update(&mut state, msg, now);
         update(&mut state, updated(snapshot(i, i)), now);

@@ -28,7 +28,7 @@ impl TimelineSource for NoTimeline {
     fn timeline(
         &self,
         _server: &ServerId,
-        _task_id: &str,
+        _task_id: &crate::ids::TaskId,
     ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>> {
         Box::pin(async { Ok(Vec::new()) })
     }
@@ -36,7 +36,7 @@ impl TimelineSource for NoTimeline {
     fn export(
         &self,
         _server: &ServerId,
-        _task_id: &str,
+        _task_id: &crate::ids::TaskId,
     ) -> BoxFuture<'static, anyhow::Result<String>> {
         Box::pin(async { Ok(String::new()) })
     }
@@ -45,7 +45,7 @@ impl TimelineSource for NoTimeline {
 /// A task update the loop received: when it arrived, was applied and first drawn.
 #[derive(Debug, Clone)]
 pub struct Seen {
-    pub task_id: String,
+    pub task_id: crate::ids::TaskId,
     pub status: String,
     pub status_message: Option<String>,
     pub source: UpdateSource,

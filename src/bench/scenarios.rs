@@ -21,7 +21,7 @@ const SERVER: &str = "bench";
 
 fn spec(url: &str) -> ServerSpec {
     ServerSpec {
-        id: ServerId(SERVER.into()),
+        id: ServerId::named(SERVER),
         ..ServerSpec::new(
             Endpoint::Http {
                 url: url.to_string(),
@@ -80,7 +80,7 @@ async fn call_many(engine: &EngineHandle, n: usize, tool: &str, arguments: Value
     for i in 0..n {
         engine
             .send(EngineCommand::CallTool {
-                server: ServerId(SERVER.into()),
+                server: ServerId::named(SERVER),
                 call_id: 10_000_000 + i as u64,
                 tool: tool.into(),
                 arguments: arguments.clone(),
@@ -116,7 +116,7 @@ pub async fn push_latency(tasks: usize, pages: u64) -> anyhow::Result<()> {
     );
     let (probe, rec) = BenchProbe::new(0);
     let run = harness::start(
-        vec![ServerId(SERVER.into())],
+        vec![ServerId::named(SERVER)],
         engine.sender(),
         events,
         probe,
@@ -139,7 +139,7 @@ pub async fn push_latency(tasks: usize, pages: u64) -> anyhow::Result<()> {
     let mut first: HashMap<(&str, &str, Option<&str>), &harness::Seen> = HashMap::new();
     for u in r.updates.iter().filter(|u| u.source == UpdateSource::Push) {
         first
-            .entry((&u.task_id, &u.status, u.status_message.as_deref()))
+            .entry((u.task_id.as_str(), &u.status, u.status_message.as_deref()))
             .or_insert(u);
     }
     let (mut recv, mut applied, mut drawn) = (Vec::new(), Vec::new(), Vec::new());
@@ -208,7 +208,7 @@ pub async fn idle(tasks: usize, secs: Duration, url: Option<String>) -> anyhow::
         spawn_engine(vec![spec(&url)], Some(ledger), EngineConfig::default());
     let (probe, rec) = BenchProbe::new(0);
     let run = harness::start(
-        vec![ServerId(SERVER.into())],
+        vec![ServerId::named(SERVER)],
         engine.sender(),
         events,
         probe,
@@ -292,7 +292,16 @@ pub fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
             "result": { "content": [{ "type": "text", "text": format!("done {i}") }] },
         }))?;
         let tool = tools[i % tools.len()];
-        ledger.record_created(SERVER, Era::Modern, tool, &json!({ "n": i }), &task, None)?;
+        ledger.record_created(crate::ledger::NewTask {
+            server: &ServerId::named(SERVER),
+            era: Era::Modern,
+            tool,
+            arguments: &json!({ "n": i }),
+            task: &task,
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })?;
     }
     Ok(())
 }
@@ -328,7 +337,7 @@ pub async fn startup(tasks: usize, db: Option<PathBuf>) -> anyhow::Result<()> {
     let (full_tx, full_rx) = tokio::sync::oneshot::channel();
     probe.on_full = Some(full_tx);
     let run = harness::start(
-        vec![ServerId(SERVER.into())],
+        vec![ServerId::named(SERVER)],
         engine.sender(),
         events,
         probe,
@@ -394,7 +403,7 @@ async fn politeness_run(tasks: usize, secs: Duration, opts: DemoOptions) -> anyh
     );
     let (probe, rec) = BenchProbe::new(tasks);
     let run = harness::start(
-        vec![ServerId(SERVER.into())],
+        vec![ServerId::named(SERVER)],
         engine.sender(),
         events,
         probe,

@@ -24,7 +24,7 @@ pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8
     let mut options = ctx.connect_options()?;
     options.headers.extend(s.headers.iter().cloned());
     let mut spec = ServerSpec::new(endpoint, options);
-    spec.id = ServerId(s.name.clone());
+    spec.id = ServerId::named(&s.name);
     spec.read_only = ctx.read_only || s.read_only;
     spec.poll_floor = s.poll_floor;
     Ok(spec)
@@ -59,7 +59,9 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
     }
     if let (Some(name), Some(theme)) = (&config.theme_name, &config.theme) {
         if !settings.themes.iter().any(|(n, _)| n == name) {
-            settings.themes.push((name.clone(), theme.clone()));
+            settings
+                .themes
+                .push((name.clone(), crate::ui::Theme::from_spec(theme)));
         }
         settings.theme = name.clone();
     }

@@ -14,7 +14,7 @@ use super::output::{
     UNQUOTABLE, answer_command, command_line, normalize_response, print_json, request_preview, say,
     show, shown, shown_short, status_line, task_line,
 };
-use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId};
+use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
 use crate::sanitize::sanitize_line;
 
@@ -39,12 +39,14 @@ struct Target {
 pub struct Follower {
     engine: EngineHandle,
     mode: Mode,
-    targets: HashMap<(ServerId, String), Target>,
-    order: Vec<(ServerId, String)>,
+    targets: HashMap<(ServerId, TaskId), Target>,
+    order: Vec<(ServerId, TaskId)>,
     connected: HashSet<ServerId>,
     /// Calls whose outcome we wait for.
     calls: HashSet<(ServerId, u64)>,
     plain_exit: Option<u8>,
+    /// A created task could not be stored in the ledger: the command fails at the end.
+    unrecorded: bool,
 }
 
 fn exit_code(task: &Task) -> u8 {
@@ -68,6 +70,7 @@ impl Follower {
             connected: HashSet::new(),
             calls: HashSet::new(),
             plain_exit: None,
+            unrecorded: false,
         }
     }
 
@@ -75,7 +78,7 @@ impl Follower {
         self.calls.insert((server, call_id));
     }
 
-    pub fn add_target(&mut self, server: ServerId, task_id: String) {
+    pub fn add_target(&mut self, server: ServerId, task_id: TaskId) {
         let key = (server, task_id);
         if !self.targets.contains_key(&key) {
             self.order.push(key.clone());
@@ -100,11 +103,17 @@ impl Follower {
         if self.targets.values().any(|t| t.exit.is_none()) {
             return None;
         }
-        self.order
+        let code = self
+            .order
             .iter()
             .filter_map(|k| self.targets[k].exit)
             .find(|c| *c != 0)
-            .or(Some(0))
+            .unwrap_or(0);
+        Some(if code == 0 && self.unrecorded {
+            exit::CONNECTION
+        } else {
+            code
+        })
     }
 
     /// Run until every target ended (or Ctrl-C). Returns the exit code.
@@ -164,11 +173,12 @@ impl Follower {
             return;
         }
         for (server, id) in open {
-            let server_name = shown(server.as_str());
             say(format!(
-                "detached: task {} keeps running on {server_name}",
-                shown_short(id)
+                "detached: task {} keeps running on {}",
+                shown_short(id.as_str()),
+                shown(server.as_str())
             ));
+            let id = id.as_str();
             let dashes = if id.starts_with('-') { "--" } else { "" };
             let words = ["taskrail", "watch", "--server", server.as_str(), dashes, id];
             let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
@@ -225,7 +235,16 @@ impl Follower {
                     return None;
                 }
                 match result {
-                    CallResult::Task { task_id } => {
+                    CallResult::Task { task_id, stored } => {
+                        if !stored {
+                            say(format!(
+                                "error: task {} was created on {} but could not be \
+                                 stored in the ledger: it will not survive a restart",
+                                shown_short(task_id.as_str()),
+                                shown(server.as_str())
+                            ));
+                            self.unrecorded = true;
+                        }
                         if let Mode::Call { detach: true } = self.mode {
                             let key = (server.clone(), task_id.clone());
                             let handle = self
@@ -235,12 +254,16 @@ impl Follower {
                                 .map(|t| task_line(server.as_str(), t, crate::engine::UpdateSource::Create))
                                 .unwrap_or_else(|| serde_json::json!({ "server": server.as_str(), "taskId": task_id }));
                             print_json(&handle);
-                            return Some(exit::COMPLETED);
+                            return Some(if stored {
+                                exit::COMPLETED
+                            } else {
+                                exit::CONNECTION
+                            });
                         }
                         say(format!(
                             "{}: task {} created",
                             sanitize_line(&tool, 100),
-                            shown_short(&task_id)
+                            shown_short(task_id.as_str())
                         ));
                         self.add_target(server, task_id);
                     }
@@ -263,6 +286,10 @@ impl Follower {
                             sanitize_line(&message, 500)
                         ));
                         return Some(exit::CONNECTION);
+                    }
+                    CallResult::Refused { reason } => {
+                        say(format!("error: {}", sanitize_line(&reason, 500)));
+                        return Some(exit::USAGE);
                     }
                 }
             }
@@ -297,7 +324,7 @@ impl Follower {
                 if more_changed && self.mode != (Mode::Watch { json: true }) {
                     say(format!(
                         "task {}: {more} more input requests not shown (they come up as these are answered)",
-                        shown_short(&task.task_id)
+                        shown_short(task.task_id.as_str())
                     ));
                 }
                 match self.mode {
@@ -323,15 +350,33 @@ impl Follower {
                     }
                 }
             }
-            EngineEvent::TaskExpired { server, task_id } => {
+            EngineEvent::TaskExpired {
+                server,
+                task_id,
+                why,
+            } => {
                 let key = (server.clone(), task_id.clone());
                 if let Some(t) = self.targets.get_mut(&key)
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
                     say(format!(
-                        "task {} is unknown to {} (expired or never existed)",
-                        shown_short(&task_id),
+                        "task {} on {}: {}",
+                        shown_short(task_id.as_str()),
+                        shown(server.as_str()),
+                        why.describe()
+                    ));
+                }
+            }
+            EngineEvent::TaskNotFound { server, task_id } => {
+                let key = (server.clone(), task_id.clone());
+                if let Some(t) = self.targets.get_mut(&key)
+                    && t.exit.is_none()
+                {
+                    t.exit = Some(exit::UNKNOWN_TASK);
+                    say(format!(
+                        "no task {} on {} (expired or never existed)",
+                        shown_short(task_id.as_str()),
                         shown(server.as_str())
                     ));
                 }
@@ -351,12 +396,12 @@ impl Follower {
                     .unwrap_or_default();
                 say(format!(
                     "input requested for task {} ({}): {message}",
-                    shown_short(&task_id),
+                    shown_short(task_id.as_str()),
                     sanitize_line(&request.method, 60)
                 ));
                 say(format!("  key: {}", shown(&key)));
                 say(format!("  request: {}", request_preview(&request)));
-                match answer_command(server.as_str(), &task_id, &key) {
+                match answer_command(server.as_str(), task_id.as_str(), &key) {
                     Some(cmd) => say(format!("  answer with: {cmd}")),
                     None => say(format!("  the task id or key {UNQUOTABLE}")),
                 }
@@ -365,7 +410,7 @@ impl Follower {
             EngineEvent::InputKeyReused { task_id, key, .. } => {
                 say(format!(
                     "warning: task {} reused input key {} for a different request",
-                    shown_short(&task_id),
+                    shown_short(task_id.as_str()),
                     shown(&key)
                 ));
             }
@@ -373,7 +418,7 @@ impl Follower {
                 let keys: Vec<String> = keys.iter().map(|k| shown(k)).collect();
                 say(format!(
                     "answer sent for task {}: {}",
-                    shown_short(&task_id),
+                    shown_short(task_id.as_str()),
                     keys.join(", ")
                 ));
             }
@@ -393,18 +438,22 @@ impl Follower {
                 }
                 say(format!(
                     "answer failed for task {}: {}",
-                    shown_short(&task_id),
-                    sanitize_line(&error, 300)
+                    shown_short(task_id.as_str()),
+                    sanitize_line(error.text(), 300)
                 ));
             }
-            EngineEvent::CancelSent { task_id, .. } => say(format!(
-                "cancel requested for task {}",
-                shown_short(&task_id)
-            )),
+            EngineEvent::CancelSent { task_id, acked, .. } => {
+                if acked {
+                    say(format!(
+                        "cancel requested for task {}",
+                        shown_short(task_id.as_str())
+                    ));
+                }
+            }
             EngineEvent::CancelFailed { task_id, error, .. } => say(format!(
                 "cancel failed for task {}: {}",
-                shown_short(&task_id),
-                sanitize_line(&error, 300)
+                shown_short(task_id.as_str()),
+                sanitize_line(error.text(), 300)
             )),
             EngineEvent::Notice { text, .. } => say(sanitize_line(&text, 500)),
             EngineEvent::Progress {
@@ -416,29 +465,41 @@ impl Follower {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
                 self.status(&format!(
                     "{} progress {progress}{total}",
-                    shown_short(&task_id)
+                    shown_short(task_id.as_str())
                 ));
             }
-            EngineEvent::TaskKnown {
-                server,
-                task_id,
-                last,
-                expired,
-                ..
-            } => {
+            EngineEvent::TaskKnown { server, task } => {
                 // What the ledger already knows: a tombstone or a finished task ends here.
-                if expired {
-                    return Box::pin(self.on_event(EngineEvent::TaskExpired { server, task_id }))
-                        .await;
-                }
-                if let Some(task) = last.filter(|t| t.status.is_terminal()) {
-                    let ev = EngineEvent::TaskUpdated {
+                if let Some(why) = task.end {
+                    let ev = EngineEvent::TaskExpired {
                         server,
-                        task,
-                        source: crate::engine::UpdateSource::Poll,
-                        latency_ms: None,
+                        task_id: task.task_id,
+                        why,
                     };
                     return Box::pin(self.on_event(ev)).await;
+                }
+                let last = task.last?;
+                if last.status.is_terminal() {
+                    let ev = EngineEvent::TaskUpdated {
+                        server,
+                        task: last,
+                        source: crate::engine::UpdateSource::Poll,
+                        latency_ms: None,
+                        pending: Vec::new(),
+                    };
+                    return Box::pin(self.on_event(ev)).await;
+                }
+                // Requests still waiting from before a restart are shown again.
+                for key in task.pending {
+                    if let Some(request) = last.input_requests.get(&key).cloned() {
+                        let ev = EngineEvent::InputRequested {
+                            server: server.clone(),
+                            task_id: task.task_id.clone(),
+                            key,
+                            request,
+                        };
+                        Box::pin(self.on_event(ev)).await;
+                    }
                 }
             }
             EngineEvent::ServerMisbehaved { hint, detail, .. } => say(format!(
@@ -454,7 +515,7 @@ impl Follower {
     }
 
     /// A terminal task (with its payload, or after waiting for it): print and record its code.
-    fn conclude(&mut self, key: &(ServerId, String)) {
+    fn conclude(&mut self, key: &(ServerId, TaskId)) {
         let Some(target) = self.targets.get_mut(key) else {
             return;
         };

@@ -38,17 +38,22 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
     ));
     for r in &records {
         let status = if r.expired {
-            "expired".to_string()
+            r.end
+                .map_or("expired", |e| match e {
+                    crate::ledger::Tombstone::Expired => "expired",
+                    crate::ledger::Tombstone::SessionLost => "session lost",
+                })
+                .to_string()
         } else {
             r.status.clone()
         };
         show(format!(
             "{:<10} {:<16} {:<20} {:<24} {}",
-            shown_short(&r.task_id),
+            shown_short(r.task_id.as_str()),
             sanitize_line(&status, 16),
             sanitize_line(r.tool.as_deref().unwrap_or("-"), 20),
             r.recorded_at.format("%Y-%m-%d %H:%M:%S"),
-            sanitize_line(&r.server, 60)
+            sanitize_line(r.server.as_str(), 60)
         ));
     }
     exit::COMPLETED
@@ -98,8 +103,8 @@ pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
     }
     show(format!(
         "task {} on {}",
-        shown_short(&rec.task_id),
-        shown(&rec.server)
+        shown_short(rec.task_id.as_str()),
+        shown(rec.server.as_str())
     ));
     for e in &events {
         let latency = e.latency_ms.map(|l| format!(" {l} ms")).unwrap_or_default();

@@ -8,8 +8,10 @@ mod conformance;
 mod extras;
 mod follow;
 mod history;
+mod intent;
 mod oneshot;
 mod output;
+mod servers;
 
 pub use args::{Cli, Command, GlobalArgs, exit};
 
@@ -20,9 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;
 
-use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, spawn_engine};
+use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, spawn_engine};
 use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
-use crate::mcp::{ConnectOptions, Endpoint, McpClient, ServerPush};
+use crate::mcp::{ConnectOptions, Endpoint, McpClient};
 use follow::{Follower, Mode};
 
 /// Print an error and return `code`.
@@ -45,10 +47,17 @@ pub struct Context {
 
 impl Context {
     pub fn new(cli: &Cli) -> Self {
+        let mut ctx = Self::bare(cli.global.clone(), cli.global.read_only);
+        ctx.servers = cli.servers.clone();
+        ctx
+    }
+
+    /// A context with these options, no `--server` and the default config.
+    pub fn bare(global: GlobalArgs, read_only: bool) -> Self {
         Self {
-            global: cli.global.clone(),
-            servers: cli.servers.clone(),
-            read_only: cli.global.read_only,
+            global,
+            servers: Vec::new(),
+            read_only,
             config: crate::config::Config::defaults(),
             ledger: OnceCell::new(),
         }
@@ -71,16 +80,6 @@ impl Context {
         Ok(opts)
     }
 
-    pub fn spec(&self, server: &str) -> Result<ServerSpec, u8> {
-        if let Some(configured) = self.config.server(server) {
-            return extras::configured_spec(self, configured);
-        }
-        let endpoint = Endpoint::parse(server).map_err(|e| fail(&e.to_string(), exit::USAGE))?;
-        let mut spec = ServerSpec::new(endpoint, self.connect_options()?);
-        spec.read_only = self.read_only;
-        Ok(spec)
-    }
-
     fn single(&self) -> Result<ServerSpec, u8> {
         match self.servers.as_slice() {
             [one] => self.spec(one),
@@ -93,18 +92,17 @@ impl Context {
     }
 
     /// Connect to the one `--server`.
-    pub async fn connect(
-        &self,
-    ) -> Result<(Arc<McpClient>, tokio::sync::mpsc::Receiver<ServerPush>), u8> {
+    pub async fn connect(&self) -> Result<(ServerSpec, Arc<McpClient>), u8> {
         let spec = self.single()?;
-        McpClient::connect(spec.endpoint.clone(), spec.options.clone())
+        let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
             .map_err(|e| {
                 fail(
                     &format!("cannot connect to {}: {e}", spec.id),
                     exit::CONNECTION,
                 )
-            })
+            })?;
+        Ok((spec, client))
     }
 
     /// The ledger, opened (and pruned of old finished tasks) on first use.
@@ -126,6 +124,11 @@ impl Context {
                 if let Err(e) = handle.call(|l| l.prune(DEFAULT_RETENTION)).await {
                     tracing::warn!("pruning the ledger failed: {e:#}");
                 }
+                // Rows an older taskrail keyed by a URL the config now names move to the name.
+                let canon = self.canonical_ids();
+                if let Err(e) = handle.call(move |l| l.canonicalize_servers(canon)).await {
+                    tracing::warn!("making server ids canonical failed: {e:#}");
+                }
                 Ok(handle)
             })
             .await
@@ -143,16 +146,25 @@ impl Context {
             .map_err(|e| fail(&format!("ledger: {e:#}"), exit::CONNECTION))
     }
 
-    /// Record something about `client`'s server in the ledger; failures are reported, not fatal.
+    /// Record something about `server` in the ledger; failures are reported, not fatal.
     pub async fn record(
         &self,
-        client: &McpClient,
-        f: impl FnOnce(&Ledger, &str) -> anyhow::Result<()> + Send + 'static,
+        server: &ServerId,
+        f: impl FnOnce(&Ledger, &ServerId) -> anyhow::Result<()> + Send + 'static,
     ) {
-        let server = client.endpoint().identity();
+        let server = server.clone();
         if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
             tracing::warn!("ledger write failed ({code})");
         }
+    }
+
+    /// [`Context::canonical`] as an owned function for the ledger thread.
+    fn canonical_ids(&self) -> impl Fn(&ServerId) -> ServerId + Send + 'static {
+        let ctx = Context {
+            config: self.config.clone(),
+            ..Context::bare(self.global.clone(), self.read_only)
+        };
+        move |id: &ServerId| ctx.canonical(id)
     }
 
     fn engine_config(&self) -> EngineConfig {
@@ -253,14 +265,14 @@ async fn run(cli: Cli) -> u8 {
     match cli.command {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
-        Some(Command::Get { task_id }) => oneshot::get(&ctx, &task_id).await,
+        Some(Command::Get { task_id }) => oneshot::get(&ctx, &TaskId::new(&task_id)).await,
         Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
         Some(Command::Answer {
             task_id,
             key,
             response,
-        }) => oneshot::answer(&ctx, &task_id, &key, &response).await,
-        Some(Command::Cancel { task_id }) => oneshot::cancel(&ctx, &task_id).await,
+        }) => intent::answer(&ctx, &TaskId::new(&task_id), &key, &response).await,
+        Some(Command::Cancel { task_id }) => intent::cancel(&ctx, &TaskId::new(&task_id)).await,
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
@@ -284,9 +296,6 @@ async fn run(cli: Cli) -> u8 {
 }
 
 async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
-    if ctx.read_only {
-        return fail("call refused: --read-only", exit::USAGE);
-    }
     let arguments: serde_json::Value = match serde_json::from_str(args) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) => return fail("--args must be a JSON object", exit::USAGE),
@@ -296,6 +305,14 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if detach && matches!(spec.endpoint, Endpoint::Stdio { .. }) {
+        return fail(
+            "call --detach refused: a stdio server's tasks live in the server process, which \
+             ends with this command; follow the task instead (taskrail call without --detach), \
+             or use the dashboard",
+            exit::USAGE,
+        );
+    }
     let ledger = match ctx.ledger().await {
         Ok(l) => l,
         Err(code) => return code,
@@ -324,34 +341,47 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
         Err(code) => return code,
     };
     // (server, task id) pairs to follow, and the servers they live on.
-    let mut targets: Vec<(ServerSpec, String)> = Vec::new();
+    let mut targets: Vec<(ServerSpec, TaskId)> = Vec::new();
     if task_ids.is_empty() {
         let records = match ctx.ledger_call(|l| l.non_terminal()).await {
             Ok(r) => r,
             Err(code) => return code,
         };
-        let only: Option<Vec<String>> = (!ctx.servers.is_empty()).then(|| {
-            ctx.servers
-                .iter()
-                .filter_map(|s| Endpoint::parse(s).ok())
-                .map(|e| e.identity())
-                .collect()
-        });
+        let mut only = Vec::new();
+        for s in &ctx.servers {
+            match ctx.server_id(s) {
+                Some(id) => only.push(id),
+                None => {
+                    return fail(
+                        &format!("{s:?} is neither a configured server nor an address"),
+                        exit::USAGE,
+                    );
+                }
+            }
+        }
         for rec in records {
-            if only.as_ref().is_some_and(|o| !o.contains(&rec.server)) {
+            if !only.is_empty() && !only.contains(&rec.server) {
                 continue;
             }
-            match ctx.spec(&rec.server) {
-                Ok(spec) => targets.push((spec, rec.task_id)),
-                Err(_) => output::say(format!(
-                    "skipping task {} of {}: not a server address taskrail can reach again",
-                    output::shown_short(&rec.task_id),
-                    output::shown(&rec.server)
+            match ctx.spec_for(&rec.server) {
+                Some(spec) => targets.push((spec, rec.task_id)),
+                None => output::say(format!(
+                    "skipping task {} of {}: not a server this process can reach (a stdio \
+                     server's tasks live in the process that started it)",
+                    output::shown_short(rec.task_id.as_str()),
+                    output::shown(rec.server.as_str())
                 )),
             }
         }
         if targets.is_empty() {
-            output::say("nothing to watch: the ledger has no unfinished tasks");
+            let on = if only.is_empty() {
+                String::new()
+            } else {
+                " on that server".to_string()
+            };
+            output::say(format!(
+                "nothing to watch: the ledger has no unfinished tasks{on}"
+            ));
             return exit::COMPLETED;
         }
     } else {
@@ -359,7 +389,7 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             Ok(s) => s,
             Err(code) => return code,
         };
-        targets.extend(task_ids.into_iter().map(|id| (spec.clone(), id)));
+        targets.extend(task_ids.iter().map(|id| (spec.clone(), TaskId::new(id))));
     }
     let mut specs: BTreeMap<ServerId, ServerSpec> = BTreeMap::new();
     for (spec, _) in &targets {
@@ -410,7 +440,7 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
                 };
                 // A stable name: the demo server's port changes on every start.
                 specs.push(ServerSpec {
-                    id: ServerId("demo".into()),
+                    id: ServerId::named("demo"),
                     ..ServerSpec::new(endpoint, options)
                 });
                 demo_server = Some(server);
@@ -432,6 +462,8 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
     let config = EngineConfig {
         resume: true,
         history: true,
+        adopt: true,
+        resolve: Some(ctx.resolver()),
         ..ctx.engine_config()
     };
     let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);
@@ -490,10 +522,10 @@ impl crate::app::TimelineSource for LedgerTimeline {
     fn timeline(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> futures::future::BoxFuture<'static, anyhow::Result<Vec<crate::state::TimelineEntry>>> {
         let ledger = self.0.clone();
-        let (server, id) = (server.0.clone(), task_id.to_string());
+        let (server, id) = (server.clone(), task_id.clone());
         Box::pin(async move {
             let events = ledger.call(move |l| l.timeline(&server, &id)).await?;
             Ok(events
@@ -515,10 +547,10 @@ impl crate::app::TimelineSource for LedgerTimeline {
     fn export(
         &self,
         server: &ServerId,
-        task_id: &str,
+        task_id: &TaskId,
     ) -> futures::future::BoxFuture<'static, anyhow::Result<String>> {
         let ledger = self.0.clone();
-        let (server, id) = (server.0.clone(), task_id.to_string());
+        let (server, id) = (server.clone(), task_id.clone());
         Box::pin(async move {
             ledger
                 .call(move |l| {

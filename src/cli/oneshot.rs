@@ -1,27 +1,25 @@
-//! One-request subcommands: `tools`, `get`, `answer`, `cancel` — straight on the MCP
-//! client, each recorded in the ledger, each printing JSON (or a sanitized table).
+//! One-request subcommands: `tools` and `get` — straight on the MCP client, recorded in the
+//! ledger, printing JSON (or a sanitized table).
 //!
-//! Owns: those four commands. Must not follow tasks (that is `follow`).
-
-use serde_json::{Value, json};
-use std::collections::BTreeMap;
+//! Owns: those two commands. Must not follow tasks (that is `follow`) nor answer or cancel
+//! them (that is `intent`, through the engine).
 
 use super::args::exit;
-use super::output::{normalize_response, print_json, print_json_pretty, show};
+use super::output::{print_json_pretty, show};
 use super::{Context, fail};
 use crate::ledger::EventKind;
-use crate::mcp::{Era, McpClient, McpError, TaskStatus};
+use crate::mcp::{Era, McpClient, McpError, TaskId, TaskStatus};
 use crate::sanitize::sanitize_line;
 
 fn error_exit(e: &McpError) -> u8 {
     match e {
-        McpError::TaskNotFound { .. } => exit::UNKNOWN_TASK,
+        McpError::TaskNotFound { .. } | McpError::SessionLost => exit::UNKNOWN_TASK,
         _ => exit::CONNECTION,
     }
 }
 
 pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
-    let (client, _) = match ctx.connect().await {
+    let (_, client) = match ctx.connect().await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -50,16 +48,47 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
     exit::COMPLETED
 }
 
-pub async fn get(ctx: &Context, task_id: &str) -> u8 {
-    let (client, _) = match ctx.connect().await {
+pub async fn get(ctx: &Context, task_id: &TaskId) -> u8 {
+    let spec = match ctx.single() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (server, id) = (spec.id.clone(), task_id.clone());
+    let known = ctx
+        .ledger_call(move |l| {
+            let rec = l.get(&server, &id)?;
+            let session = match rec.as_ref().and_then(|r| r.session) {
+                Some(s) => l.session(s)?,
+                None => None,
+            };
+            Ok((rec.is_some(), session))
+        })
+        .await;
+    let (in_ledger, session) = known.unwrap_or((false, None));
+    // A legacy task lives in its session: rejoin it rather than starting a new one.
+    let connected = match session.filter(|s| !s.lost) {
+        Some(s) => {
+            let legacy = crate::mcp::LegacySession {
+                session_id: s.session_id,
+                protocol_version: s.protocol_version,
+                capabilities: s.capabilities,
+                server_name: s.server_name,
+            };
+            McpClient::rejoin(spec.endpoint.clone(), spec.options.clone(), &legacy)
+                .map(|(c, _)| (spec.clone(), c))
+                .map_err(|e| fail(&format!("cannot reach {}: {e}", spec.id), exit::CONNECTION))
+        }
+        None => ctx.connect().await,
+    };
+    let (spec, client) = match connected {
         Ok(c) => c,
         Err(code) => return code,
     };
     let code = match fetch(&client, task_id).await {
         Ok(task) => {
-            let (era, id, snap) = (client.era(), task_id.to_string(), task.clone());
-            ctx.record(&client, move |l, server| {
-                l.record_tracked(server, Some(era), &id)?;
+            let (era, id, snap) = (client.era(), task_id.clone(), task.clone());
+            ctx.record(&spec.id, move |l, server| {
+                l.record_tracked(server, Some(era), &id, None)?;
                 l.record_snapshot(server, &snap, EventKind::Poll, None)
                     .map(|_| ())
             })
@@ -75,20 +104,31 @@ pub async fn get(ctx: &Context, task_id: &str) -> u8 {
             }
         }
         Err(e) => {
-            if matches!(e, McpError::TaskNotFound { .. }) {
-                let id = task_id.to_string();
-                ctx.record(&client, move |l, server| l.mark_expired(server, &id))
+            // Only a task the ledger already holds becomes a tombstone: a mistyped id
+            // leaves nothing behind.
+            let why = match e {
+                McpError::TaskNotFound { .. } => Some(crate::ledger::Tombstone::Expired),
+                McpError::SessionLost => Some(crate::ledger::Tombstone::SessionLost),
+                _ => None,
+            };
+            if let (Some(why), true) = (why, in_ledger) {
+                let id = task_id.clone();
+                ctx.record(&spec.id, move |l, server| l.mark_ended(server, &id, why))
                     .await;
             }
-            fail(&format!("tasks/get: {e}"), error_exit(&e))
+            fail(
+                &format!("tasks/get: {}", task_id.mask(&e.to_string())),
+                error_exit(&e),
+            )
         }
     };
-    client.close().await;
+    // A legacy session stays open: its other tasks may still be running.
+    client.detach().await;
     code
 }
 
 /// `tasks/get`, plus the payload a legacy server keeps behind `tasks/result`.
-async fn fetch(client: &McpClient, task_id: &str) -> Result<crate::mcp::Task, McpError> {
+async fn fetch(client: &McpClient, task_id: &TaskId) -> Result<crate::mcp::Task, McpError> {
     let mut task = client.get_task(task_id).await?;
     if client.era() == Era::Legacy
         && task.status.is_terminal()
@@ -101,77 +141,4 @@ async fn fetch(client: &McpClient, task_id: &str) -> Result<crate::mcp::Task, Mc
         }
     }
     Ok(task)
-}
-
-pub async fn answer(ctx: &Context, task_id: &str, key: &str, response: &str) -> u8 {
-    if ctx.read_only {
-        return fail("answer refused: --read-only", exit::USAGE);
-    }
-    let response: Value = match serde_json::from_str(response).map(normalize_response) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => return fail(&format!("--json: {e}"), exit::USAGE),
-        Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
-    };
-    let (client, _) = match ctx.connect().await {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let mut responses = BTreeMap::new();
-    responses.insert(key.to_string(), response.clone());
-    let code = match client.update_task(task_id, &responses).await {
-        Ok(()) => {
-            let action = response
-                .get("action")
-                .and_then(Value::as_str)
-                .unwrap_or("accept")
-                .to_string();
-            let (era, id, k) = (client.era(), task_id.to_string(), key.to_string());
-            ctx.record(&client, move |l, server| {
-                l.record_tracked(server, Some(era), &id)?;
-                l.mark_answered(server, &id, &k, &action)?;
-                l.record_event(
-                    server,
-                    &id,
-                    EventKind::InputSent,
-                    None,
-                    &json!({ "key": k, "action": action }),
-                )
-            })
-            .await;
-            print_json(&json!({ "ok": true, "taskId": task_id, "key": key }));
-            exit::COMPLETED
-        }
-        Err(e) => fail(&format!("tasks/update: {e}"), error_exit(&e)),
-    };
-    client.close().await;
-    code
-}
-
-pub async fn cancel(ctx: &Context, task_id: &str) -> u8 {
-    if ctx.read_only {
-        return fail("cancel refused: --read-only", exit::USAGE);
-    }
-    let (client, _) = match ctx.connect().await {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let code = match client.cancel_task(task_id).await {
-        Ok(task) => {
-            let (era, id) = (client.era(), task_id.to_string());
-            ctx.record(&client, move |l, server| {
-                l.record_tracked(server, Some(era), &id)?;
-                l.record_event(server, &id, EventKind::CancelAcked, None, &json!({}))
-            })
-            .await;
-            let mut ack = json!({ "ok": true, "taskId": task_id });
-            if let Some(t) = task {
-                ack["status"] = json!(t.status.as_str());
-            }
-            print_json(&ack);
-            exit::COMPLETED
-        }
-        Err(e) => fail(&format!("tasks/cancel: {e}"), error_exit(&e)),
-    };
-    client.close().await;
-    code
 }

@@ -85,12 +85,14 @@ pub fn shown(s: &str) -> String {
     out
 }
 
-/// The short form of a task id (its first 8 characters and `…`: ids are bearer
-/// secrets), shown as [`shown`] does.
+/// The short form of a task id (its first characters, and `…` when it is longer: ids are
+/// bearer secrets), shown as [`shown`] does.
 pub fn shown_short(id: &str) -> String {
-    let head: String = id.chars().take(8).collect();
+    let head: String = id.chars().take(crate::ids::SHORT_LEN).collect();
     let mut s = shown(&head);
-    s.push('…');
+    if id.chars().count() > crate::ids::SHORT_LEN {
+        s.push('…');
+    }
     s
 }
 
@@ -146,6 +148,7 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
         UpdateSource::Create => "create",
         UpdateSource::Push => "push",
         UpdateSource::Poll | UpdateSource::Resync => "poll",
+        UpdateSource::Ledger => "ledger",
     };
     let mut v = json!({
         "server": server,
@@ -177,7 +180,7 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
 pub fn status_line(task: &Task) -> String {
     let mut s = format!(
         "{} {}",
-        shown_short(&task.task_id),
+        shown_short(task.task_id.as_str()),
         sanitize_line(task.status.as_str(), 40)
     );
     if let Some(m) = &task.status_message {

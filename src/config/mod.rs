@@ -7,13 +7,13 @@
 mod raw;
 #[cfg(test)]
 mod tests;
+pub mod theme;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::state::keymap::{Action, Context, Keymap};
 use crate::state::keys::Key;
-use crate::ui::Theme;
 
 /// The largest config or theme file read (a bigger one, or an endless one such as
 /// `/dev/zero`, is refused after reading this much).
@@ -139,7 +139,7 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// Theme name (bundled) and the resolved theme.
     pub theme_name: Option<String>,
-    pub theme: Option<Theme>,
+    pub theme: Option<theme::ThemeSpec>,
     pub notify: NotifyConfig,
     pub mouse: bool,
     pub keys: Vec<KeyOverride>,
@@ -207,22 +207,4 @@ impl Config {
     }
 }
 
-/// Expand every `${VAR}`; errors name the variable, never the text around it.
-pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after.find('}').ok_or("`${` without a closing `}`")?;
-        let var = &after[..end];
-        if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!("`${{{var}}}` is not an environment variable name"));
-        }
-        let val = env(var).ok_or_else(|| format!("environment variable {var} is not set"))?;
-        out.push_str(&val);
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
+pub use crate::mcp::endpoint::expand_env;

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::theme::{self as theme_file, line_of};
 use super::{Config, Desktop, KeyOverride, NotifyConfig, ServerConfig, Target, expand_env};
 use crate::state::keymap::{Action, Keymap};
 use crate::state::keys::Key;
-use crate::ui::theme_file::{self, line_of};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -5,26 +5,11 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use crate::mcp::{Era, InputRequest, Task, ToolInfo};
 
-/// A server's identity: its configured name, or its URL / `stdio:<command>` when ad hoc.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerId(pub String);
-
-impl fmt::Display for ServerId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl ServerId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+pub use crate::ids::{ServerId, TaskId};
 
 /// How a task snapshot reached us.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,6 +22,8 @@ pub enum UpdateSource {
     Poll,
     /// The one `tasks/get` after a (re)subscribe or a restart.
     Resync,
+    /// Another taskrail process recorded it in the shared ledger.
+    Ledger,
 }
 
 impl UpdateSource {
@@ -46,6 +33,7 @@ impl UpdateSource {
             Self::Push => "push",
             Self::Poll => "poll",
             Self::Resync => "resync",
+            Self::Ledger => "ledger",
         }
     }
 }
@@ -58,7 +46,7 @@ pub type InputResponse = Value;
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineCommand {
     /// Follow a task (from the ledger, the CLI, or an earlier run) until it is terminal.
-    Track { server: ServerId, task_id: String },
+    Track { server: ServerId, task_id: TaskId },
     /// Call a tool; `call_id` correlates the `CallFinished` event.
     CallTool {
         server: ServerId,
@@ -66,22 +54,22 @@ pub enum EngineCommand {
         tool: String,
         arguments: Value,
         /// The task this call re-runs, if any (linked in the ledger).
-        parent_task: Option<String>,
+        parent_task: Option<TaskId>,
     },
     /// Answer some of a task's pending input requests (one `tasks/update`).
     Answer {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         responses: BTreeMap<String, InputResponse>,
     },
     /// `tasks/cancel`, then keep following until the task is terminal.
-    Cancel { server: ServerId, task_id: String },
+    Cancel { server: ServerId, task_id: TaskId },
     /// Stop following a task (it stays in the ledger).
-    Forget { server: ServerId, task_id: String },
+    Forget { server: ServerId, task_id: TaskId },
     /// `tasks/get` now: one task, or every tracked task of the server.
     Refresh {
         server: ServerId,
-        task_id: Option<String>,
+        task_id: Option<TaskId>,
     },
     /// Fetch `tools/list`.
     ListTools { server: ServerId },
@@ -92,12 +80,94 @@ pub enum EngineCommand {
 /// What a `CallTool` came to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallResult {
-    /// A task was created (its snapshots follow as `TaskUpdated`).
-    Task { task_id: String },
+    /// A task was created (its snapshots follow as `TaskUpdated`). `stored` is false when
+    /// the ledger write failed: the task runs on the server but will not survive a restart.
+    Task { task_id: TaskId, stored: bool },
     /// The server answered with a plain `CallToolResult`.
     Plain { result: Value },
     /// The call failed.
     Error { message: String },
+    /// Refused before anything was sent (e.g. a read-only server).
+    Refused { reason: String },
+}
+
+/// Why an answer or a cancel did not happen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// Refused here before anything was sent (read-only server, finished task, key already
+    /// answered): the reason in words.
+    Refused(String),
+    /// Sent (or handed to the process that follows the task) and it failed.
+    Failed(String),
+    /// The server no longer knows the task (or its session).
+    Gone(String),
+}
+
+impl Failure {
+    pub fn text(&self) -> &str {
+        match self {
+            Failure::Refused(s) | Failure::Failed(s) | Failure::Gone(s) => s,
+        }
+    }
+
+    /// The failure of a request that reached the server.
+    pub fn of(e: &crate::mcp::McpError, task_id: &TaskId) -> Failure {
+        let text = task_id.mask(&e.to_string());
+        match e {
+            crate::mcp::McpError::TaskNotFound { .. } | crate::mcp::McpError::SessionLost => {
+                Failure::Gone(text)
+            }
+            _ => Failure::Failed(text),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+/// Why a followed task stopped being followed without a terminal state.
+pub use crate::ledger::Tombstone;
+
+/// What the engine knows of a task when it starts reporting it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownTask {
+    pub task_id: TaskId,
+    pub tool: Option<String>,
+    pub arguments: Option<Value>,
+    /// When taskrail first recorded the task.
+    pub recorded_at: chrono::DateTime<chrono::Utc>,
+    pub last: Option<Task>,
+    /// Set for a tombstone.
+    pub end: Option<Tombstone>,
+    pub parent_task: Option<TaskId>,
+    /// Input keys of `last` still waiting for an answer (answered ones, here or by another
+    /// process, are left out: never prompt for them again).
+    pub pending: Vec<String>,
+    /// A cancel was requested (`Some(false)`) or acknowledged (`Some(true)`).
+    pub cancel: Option<bool>,
+    /// The client that started the task, when it was not taskrail (a proxied agent host).
+    pub started_by: Option<String>,
+}
+
+impl KnownTask {
+    /// A task known by its id only, first recorded at `recorded_at`.
+    pub fn new(task_id: TaskId, recorded_at: chrono::DateTime<chrono::Utc>) -> KnownTask {
+        KnownTask {
+            task_id,
+            tool: None,
+            arguments: None,
+            recorded_at,
+            last: None,
+            end: None,
+            parent_task: None,
+            pending: Vec::new(),
+            cancel: None,
+            started_by: None,
+        }
+    }
 }
 
 /// Severity of a notice.
@@ -131,58 +201,61 @@ pub enum EngineEvent {
     },
     /// A task is being followed: sent once per task before any network traffic, with
     /// what the ledger knows (tasks carry no tool name on the wire, so it comes from here).
-    TaskKnown {
-        server: ServerId,
-        task_id: String,
-        tool: Option<String>,
-        arguments: Option<Value>,
-        /// When we first recorded the task.
-        recorded_at: chrono::DateTime<chrono::Utc>,
-        last: Option<Task>,
-        expired: bool,
-        parent_task: Option<String>,
-    },
+    TaskKnown { server: ServerId, task: KnownTask },
     /// A new snapshot (already checked: never older than what was reported before,
-    /// never after a terminal one).
+    /// never after a terminal one), with the input keys still waiting for an answer.
     TaskUpdated {
         server: ServerId,
         task: Task,
         source: UpdateSource,
         latency_ms: Option<u64>,
+        pending: Vec<String>,
     },
-    /// The server no longer knows the task (`-32602`): an expired tombstone.
-    TaskExpired { server: ServerId, task_id: String },
+    /// The task ended without a terminal state: the server no longer knows it (`-32602`)
+    /// or dropped its legacy session. A tombstone.
+    TaskExpired {
+        server: ServerId,
+        task_id: TaskId,
+        why: Tombstone,
+    },
+    /// An id given to follow is unknown to its server: nothing was recorded.
+    TaskNotFound { server: ServerId, task_id: TaskId },
     /// A new input request (reported once per key; answered keys never again).
     InputRequested {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         key: String,
         request: InputRequest,
     },
     /// A key reappeared with a different request: a server bug, not re-prompted.
     InputKeyReused {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         key: String,
     },
     /// `tasks/update` acknowledged for these keys.
     AnswerSent {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         keys: Vec<String>,
     },
     AnswerFailed {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         keys: Vec<String>,
-        error: String,
+        error: Failure,
     },
-    /// `tasks/cancel` acknowledged (intent recorded; the task may still finish otherwise).
-    CancelSent { server: ServerId, task_id: String },
+    /// A cancel was requested (`acked`: the server acknowledged it; the task may still
+    /// finish otherwise), here or by another process.
+    CancelSent {
+        server: ServerId,
+        task_id: TaskId,
+        acked: bool,
+    },
     CancelFailed {
         server: ServerId,
-        task_id: String,
-        error: String,
+        task_id: TaskId,
+        error: Failure,
     },
     /// Outcome of a `CallTool` command.
     CallFinished {
@@ -199,7 +272,7 @@ pub enum EngineEvent {
     /// A numeric progress report tied to a task (legacy `notifications/progress`).
     Progress {
         server: ServerId,
-        task_id: String,
+        task_id: TaskId,
         progress: f64,
         total: Option<f64>,
     },
@@ -225,6 +298,26 @@ pub enum EngineEvent {
         /// Which task or request showed it (sanitized by the reducer).
         detail: String,
     },
+}
+
+impl EngineEvent {
+    /// A `TaskUpdated` in which every input request of `task` is still pending (a task
+    /// nobody answered yet).
+    pub fn snapshot(
+        server: ServerId,
+        task: Task,
+        source: UpdateSource,
+        latency_ms: Option<u64>,
+    ) -> EngineEvent {
+        let pending = task.input_requests.keys().cloned().collect();
+        EngineEvent::TaskUpdated {
+            server,
+            task,
+            source,
+            latency_ms,
+            pending,
+        }
+    }
 }
 
 /// A conformance problem a server showed; each is reported with the evidence.

@@ -8,8 +8,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::api::{Hint, UpdateSource};
-use super::tracker::parse_time;
-use crate::ledger::short_id;
+use crate::ids::TaskId;
+use crate::mcp::parse_time;
 use crate::mcp::{Era, Task, TaskStatus};
 
 /// Reports per hint kind, at most.
@@ -24,7 +24,7 @@ pub type Finding = (Hint, String);
 #[derive(Debug, Default)]
 pub struct Conformance {
     /// Created by our `tools/call` and not yet confirmed by a successful `tasks/get`.
-    fresh: HashSet<String>,
+    fresh: HashSet<TaskId>,
     reported: HashSet<(Hint, String)>,
     counts: HashMap<Hint, usize>,
 }
@@ -40,12 +40,12 @@ impl Conformance {
     }
 
     /// A `CreateTaskResult` arrived. `declared`: the server declared the tasks extension.
-    pub fn created(&mut self, task_id: &str, era: Era, declared: bool) -> Option<Finding> {
-        self.fresh.insert(task_id.to_string());
+    pub fn created(&mut self, task_id: &TaskId, era: Era, declared: bool) -> Option<Finding> {
+        self.fresh.insert(task_id.clone());
         if era == Era::Modern && !declared {
             let detail = format!(
                 "task {} was created, but server/discover did not declare io.modelcontextprotocol/tasks",
-                short_id(task_id)
+                task_id
             );
             return self.report(Hint::DiscoverWithoutExtension, "", detail);
         }
@@ -53,20 +53,20 @@ impl Conformance {
     }
 
     /// A `tasks/get` found the task: its creation is confirmed.
-    pub fn found(&mut self, task_id: &str) {
+    pub fn found(&mut self, task_id: &TaskId) {
         self.fresh.remove(task_id);
     }
 
     /// A `tasks/get` answered "unknown task".
-    pub fn not_found(&mut self, task_id: &str) -> Option<Finding> {
+    pub fn not_found(&mut self, task_id: &TaskId) -> Option<Finding> {
         if !self.fresh.remove(task_id) {
             return None;
         }
         let detail = format!(
             "task {}: tasks/get right after CreateTaskResult answered \"not found\"",
-            short_id(task_id)
+            task_id
         );
-        self.report(Hint::NonDurableCreate, task_id, detail)
+        self.report(Hint::NonDurableCreate, task_id.as_str(), detail)
     }
 
     /// A snapshot arrived for a task whose first terminal state was `first`.
@@ -81,21 +81,21 @@ impl Conformance {
         }
         let detail = format!(
             "task {} was {} and later reported {} (by {})",
-            short_id(&later.task_id),
+            later.task_id,
             first.as_str(),
             later.status.as_str(),
             source.as_str()
         );
-        self.report(Hint::TerminalChanged, &later.task_id, detail)
+        self.report(Hint::TerminalChanged, later.task_id.as_str(), detail)
     }
 
     /// An input key came back with a different request.
-    pub fn key_reused(&mut self, task_id: &str, key: &str) -> Option<Finding> {
+    pub fn key_reused(&mut self, task_id: &TaskId, key: &str) -> Option<Finding> {
         let detail = format!(
             "task {}: input key {key:?} carried a different request",
-            short_id(task_id)
+            task_id
         );
-        self.report(Hint::InputKeyReused, task_id, detail)
+        self.report(Hint::InputKeyReused, task_id.as_str(), detail)
     }
 
     /// An accepted snapshot. `pushed`: the task is in an acknowledged subscription;
@@ -112,7 +112,7 @@ impl Conformance {
         if !task.status.is_terminal() && task.poll_interval_ms.is_none() {
             let detail = format!(
                 "task {} ({}) has no pollIntervalMs",
-                short_id(&task.task_id),
+                task.task_id,
                 task.status.as_str()
             );
             out.extend(self.report(Hint::PollIntervalMissing, "", detail));
@@ -125,10 +125,10 @@ impl Conformance {
         if source == UpdateSource::Poll && pushed && changed && stale_change {
             let detail = format!(
                 "task {} became {} without a notification; a poll found it",
-                short_id(&task.task_id),
+                task.task_id,
                 task.status.as_str()
             );
-            out.extend(self.report(Hint::PushNotDelivered, &task.task_id, detail));
+            out.extend(self.report(Hint::PushNotDelivered, task.task_id.as_str(), detail));
         }
         out
     }
@@ -150,31 +150,36 @@ mod tests {
     #[test]
     fn not_found_right_after_create_is_non_durable_creation() {
         let mut c = Conformance::default();
-        assert!(c.created("t1", Era::Modern, true).is_none());
-        let (hint, detail) = c.not_found("t1").expect("flagged");
+        assert!(c.created(&TaskId::new("t1"), Era::Modern, true).is_none());
+        let (hint, detail) = c.not_found(&TaskId::new("t1")).expect("flagged");
         assert_eq!(hint, Hint::NonDurableCreate);
         assert!(detail.contains("not found"), "{detail}");
         // once confirmed, a later not-found is an ordinary expiry
-        c.created("t2", Era::Modern, true);
-        c.found("t2");
-        assert!(c.not_found("t2").is_none());
+        c.created(&TaskId::new("t2"), Era::Modern, true);
+        c.found(&TaskId::new("t2"));
+        assert!(c.not_found(&TaskId::new("t2")).is_none());
         // tasks followed from the ledger were never fresh
-        assert!(c.not_found("old").is_none());
+        assert!(c.not_found(&TaskId::new("old")).is_none());
     }
 
     #[test]
     fn modern_tasks_without_the_declared_extension_are_flagged_once() {
         let mut c = Conformance::default();
         assert_eq!(
-            c.created("a", Era::Modern, false).map(|f| f.0),
+            c.created(&TaskId::new("a"), Era::Modern, false)
+                .map(|f| f.0),
             Some(Hint::DiscoverWithoutExtension)
         );
         assert!(
-            c.created("b", Era::Modern, false).is_none(),
+            c.created(&TaskId::new("b"), Era::Modern, false).is_none(),
             "once per server"
         );
         let mut legacy = Conformance::default();
-        assert!(legacy.created("a", Era::Legacy, false).is_none());
+        assert!(
+            legacy
+                .created(&TaskId::new("a"), Era::Legacy, false)
+                .is_none()
+        );
     }
 
     #[test]
@@ -250,7 +255,7 @@ mod tests {
     fn reports_per_hint_are_capped() {
         let mut c = Conformance::default();
         let n = (0..MAX_PER_HINT + 5)
-            .filter(|i| c.key_reused(&format!("t{i}"), "k").is_some())
+            .filter(|i| c.key_reused(&TaskId::new(&format!("t{i}")), "k").is_some())
             .count();
         assert_eq!(n, MAX_PER_HINT);
     }

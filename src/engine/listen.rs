@@ -14,15 +14,15 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use crate::mcp::get_stream::reconnect_delay;
-use crate::mcp::{McpClient, McpError, Subscription, SubscriptionEvent, Task};
+use crate::mcp::{McpClient, McpError, Subscription, SubscriptionEvent, Task, TaskId};
 
 /// What the push side reports to its server actor.
 #[derive(Debug)]
 pub enum ListenMsg {
     /// A listen was acknowledged. `full_resync` after a lost stream (nothing is replayed).
     Subscribed {
-        requested: BTreeSet<String>,
-        accepted: Option<Vec<String>>,
+        requested: BTreeSet<TaskId>,
+        accepted: Option<Vec<TaskId>>,
         full_resync: bool,
     },
     Pushed(Task),
@@ -124,14 +124,14 @@ async fn next_current(current: &mut Option<Current>) -> Result<SubscriptionEvent
 /// for [`GIVE_UP_PAUSE`].
 pub async fn run_listen(
     client: Arc<McpClient>,
-    mut ids: watch::Receiver<BTreeSet<String>>,
+    mut ids: watch::Receiver<BTreeSet<TaskId>>,
     out: mpsc::Sender<ListenMsg>,
     base: Duration,
     max: Duration,
 ) {
     let mut current: Option<Current> = None;
     let mut draining: Option<Draining> = None;
-    let mut current_ids: BTreeSet<String> = BTreeSet::new();
+    let mut current_ids: BTreeSet<TaskId> = BTreeSet::new();
     // Streams in a row that ended or failed without proving themselves.
     let mut attempt = 0u32;
     let mut lost = false;
@@ -181,7 +181,7 @@ pub async fn run_listen(
         } else if recheck && (current.is_none() || !wanted.is_subset(&current_ids)) {
             // Only a new task needs a new listen: when tasks end, the open stream keeps
             // serving the rest (notifications for finished tasks are ignored upstream).
-            let list: Vec<String> = wanted.iter().cloned().collect();
+            let list: Vec<TaskId> = wanted.iter().cloned().collect();
             // Keep reading the old stream until the new one is acknowledged.
             let opening = client.listen(&list);
             tokio::pin!(opening);

@@ -6,15 +6,17 @@
 mod actor;
 pub mod api;
 pub mod conformance;
+mod feed;
 pub mod listen;
 mod retry;
+mod router;
 pub mod schedule;
 pub mod stats;
 pub mod tracker;
 
 pub use api::*;
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -37,12 +39,26 @@ impl ServerSpec {
     /// An ad-hoc server named by its endpoint.
     pub fn new(endpoint: Endpoint, options: ConnectOptions) -> Self {
         Self {
-            id: ServerId(endpoint.identity()),
+            id: ServerId::ad_hoc(&endpoint.identity()),
             endpoint,
             options,
             poll_floor: None,
             read_only: false,
         }
+    }
+}
+
+/// Turns a server id found in the ledger into a spec the engine can connect to (`None`:
+/// not reachable from here, e.g. an ad-hoc stdio server of another process).
+#[derive(Clone)]
+pub struct Resolver(pub Arc<ResolveFn>);
+
+/// The function behind a [`Resolver`].
+pub type ResolveFn = dyn Fn(&ServerId) -> Option<ServerSpec> + Send + Sync;
+
+impl std::fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Resolver")
     }
 }
 
@@ -64,10 +80,19 @@ pub struct EngineConfig {
     pub resume: bool,
     /// With `resume`: also report finished tasks (for the board's history).
     pub history: bool,
+    /// Follow every task another process records in the ledger, on any server `resolve`
+    /// can reach (the dashboard); otherwise only tasks this engine was asked to follow.
+    pub adopt: bool,
+    /// Finds the spec of a server first seen in the ledger (with `adopt`).
+    pub resolve: Option<Resolver>,
     /// Never open push streams (poll only).
     pub no_push: bool,
     /// Capacity of the event channel.
     pub event_capacity: usize,
+    /// How often the shared ledger is checked for other processes' writes.
+    pub feed_interval: Duration,
+    /// How long a lease on a followed task lasts without renewal.
+    pub lease_ttl: Duration,
 }
 
 impl Default for EngineConfig {
@@ -81,8 +106,12 @@ impl Default for EngineConfig {
             backoff_max: Duration::from_secs(30),
             resume: false,
             history: false,
+            adopt: false,
+            resolve: None,
             no_push: false,
             event_capacity: 4096,
+            feed_interval: Duration::from_millis(250),
+            lease_ttl: Duration::from_secs(10),
         }
     }
 }
@@ -103,8 +132,9 @@ impl EngineHandle {
     }
 }
 
-/// Start one actor per server and a router in front of them. The engine stops on
-/// `EngineCommand::Shutdown` or when every handle is dropped.
+/// Start one actor per server, a router in front of them and, with a ledger, the feed of
+/// other processes' writes. The engine stops on `EngineCommand::Shutdown` or when every
+/// handle is dropped; it then gives up the leases it held.
 pub fn spawn_engine(
     servers: Vec<ServerSpec>,
     ledger: Option<LedgerHandle>,
@@ -115,50 +145,8 @@ pub fn spawn_engine(
     tokio::task::JoinHandle<()>,
 ) {
     let (ev_tx, ev_rx) = mpsc::channel(cfg.event_capacity);
-    let (cmd_tx, mut cmd_rx) = mpsc::channel::<EngineCommand>(1024);
-    let mut actors: HashMap<ServerId, mpsc::Sender<EngineCommand>> = HashMap::new();
-    let mut joins = Vec::new();
-    for spec in servers {
-        let (tx, rx) = mpsc::channel(1024);
-        actors.insert(spec.id.clone(), tx);
-        let actor = actor::ServerActor::new(spec, cfg.clone(), ledger.clone(), ev_tx.clone());
-        joins.push(tokio::spawn(actor.run(rx)));
-    }
-    let router = tokio::spawn(async move {
-        while let Some(cmd) = cmd_rx.recv().await {
-            let server = match &cmd {
-                EngineCommand::Track { server, .. }
-                | EngineCommand::CallTool { server, .. }
-                | EngineCommand::Answer { server, .. }
-                | EngineCommand::Cancel { server, .. }
-                | EngineCommand::Forget { server, .. }
-                | EngineCommand::Refresh { server, .. }
-                | EngineCommand::ListTools { server } => server.clone(),
-                EngineCommand::Shutdown => break,
-            };
-            match actors.get(&server) {
-                Some(tx) => {
-                    let _ = tx.send(cmd).await;
-                }
-                None => {
-                    let text = format!("unknown server {server}");
-                    let _ = ev_tx
-                        .send(EngineEvent::Notice {
-                            server: None,
-                            level: NoticeLevel::Error,
-                            text,
-                        })
-                        .await;
-                }
-            }
-        }
-        for tx in actors.values() {
-            let _ = tx.send(EngineCommand::Shutdown).await;
-        }
-        drop(actors);
-        for j in joins {
-            let _ = j.await;
-        }
-    });
-    (EngineHandle { tx: cmd_tx }, ev_rx, router)
+    let (cmd_tx, cmd_rx) = mpsc::channel::<EngineCommand>(1024);
+    let router = router::Router::new(cfg, ledger, ev_tx);
+    let join = tokio::spawn(router.run(servers, cmd_rx));
+    (EngineHandle { tx: cmd_tx }, ev_rx, join)
 }

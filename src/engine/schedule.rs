@@ -7,30 +7,32 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use tokio::time::Instant;
 
+use crate::ids::TaskId;
+
 #[derive(Default)]
 pub struct Schedule {
-    heap: BinaryHeap<Reverse<(Instant, u64, String)>>,
-    current: HashMap<String, u64>,
+    heap: BinaryHeap<Reverse<(Instant, u64, TaskId)>>,
+    current: HashMap<TaskId, u64>,
     next_gen: u64,
 }
 
 impl Schedule {
     /// Schedule `task_id` at `due`, replacing any earlier schedule for it.
-    pub fn set(&mut self, task_id: &str, due: Instant) {
+    pub fn set(&mut self, task_id: &TaskId, due: Instant) {
         self.next_gen += 1;
-        self.current.insert(task_id.to_string(), self.next_gen);
+        self.current.insert(task_id.clone(), self.next_gen);
         self.heap
-            .push(Reverse((due, self.next_gen, task_id.to_string())));
+            .push(Reverse((due, self.next_gen, task_id.clone())));
     }
 
     /// Schedule unless the task is already due earlier.
-    pub fn set_if_earlier(&mut self, task_id: &str, due: Instant) {
+    pub fn set_if_earlier(&mut self, task_id: &TaskId, due: Instant) {
         if self.due(task_id).is_none_or(|d| due < d) {
             self.set(task_id, due);
         }
     }
 
-    pub fn remove(&mut self, task_id: &str) {
+    pub fn remove(&mut self, task_id: &TaskId) {
         self.current.remove(task_id);
     }
 
@@ -50,7 +52,7 @@ impl Schedule {
     }
 
     /// Take one task that is due at `now`.
-    pub fn pop_due(&mut self, now: Instant) -> Option<String> {
+    pub fn pop_due(&mut self, now: Instant) -> Option<TaskId> {
         self.clean_top();
         let Reverse((due, _, _)) = self.heap.peek()?;
         if *due > now {
@@ -61,7 +63,7 @@ impl Schedule {
         Some(id)
     }
 
-    fn due(&self, task_id: &str) -> Option<Instant> {
+    fn due(&self, task_id: &TaskId) -> Option<Instant> {
         let generation = self.current.get(task_id)?;
         self.heap
             .iter()
@@ -87,16 +89,16 @@ mod tests {
     fn pops_in_due_order_and_honours_reschedules() {
         let t0 = Instant::now();
         let mut s = Schedule::default();
-        s.set("a", t0 + Duration::from_secs(3));
-        s.set("b", t0 + Duration::from_secs(1));
-        s.set("a", t0 + Duration::from_secs(2));
-        s.set("c", t0 + Duration::from_secs(5));
-        s.remove("c");
+        s.set(&TaskId::new("a"), t0 + Duration::from_secs(3));
+        s.set(&TaskId::new("b"), t0 + Duration::from_secs(1));
+        s.set(&TaskId::new("a"), t0 + Duration::from_secs(2));
+        s.set(&TaskId::new("c"), t0 + Duration::from_secs(5));
+        s.remove(&TaskId::new("c"));
         assert_eq!(s.next_due(), Some(t0 + Duration::from_secs(1)));
         assert_eq!(s.pop_due(t0), None);
         let later = t0 + Duration::from_secs(10);
-        assert_eq!(s.pop_due(later).as_deref(), Some("b"));
-        assert_eq!(s.pop_due(later).as_deref(), Some("a"));
+        assert_eq!(s.pop_due(later).as_ref().map(TaskId::as_str), Some("b"));
+        assert_eq!(s.pop_due(later).as_ref().map(TaskId::as_str), Some("a"));
         assert_eq!(s.pop_due(later), None);
         assert!(s.is_empty());
     }
@@ -105,10 +107,10 @@ mod tests {
     fn set_if_earlier_keeps_the_sooner_time() {
         let t0 = Instant::now();
         let mut s = Schedule::default();
-        s.set("a", t0 + Duration::from_secs(1));
-        s.set_if_earlier("a", t0 + Duration::from_secs(9));
+        s.set(&TaskId::new("a"), t0 + Duration::from_secs(1));
+        s.set_if_earlier(&TaskId::new("a"), t0 + Duration::from_secs(9));
         assert_eq!(s.next_due(), Some(t0 + Duration::from_secs(1)));
-        s.set_if_earlier("a", t0);
+        s.set_if_earlier(&TaskId::new("a"), t0);
         assert_eq!(s.next_due(), Some(t0));
         assert_eq!(s.len(), 1);
     }

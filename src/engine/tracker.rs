@@ -6,7 +6,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::mcp::{InputRequest, Task};
+use serde_json::Value;
+
+use crate::mcp::{ErrorObject, InputRequest, Task, Verdict, judge};
 
 /// What the engine knows about one followed task.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +34,18 @@ pub struct TrackedTask {
     /// Pushed by an acknowledged subscription (then only safety-polled).
     pub pushed: bool,
     pub consecutive_errors: u32,
+    /// Result or error received before the terminal snapshot (legacy `tasks/result`).
+    pub early_payload: Option<(Option<Value>, Option<ErrorObject>)>,
+    /// This engine holds the task's lease and polls it; otherwise another process does and
+    /// this one mirrors what it records in the ledger.
+    pub owned: bool,
+    /// Not confirmed by the server yet (an id given to follow): nothing is recorded or
+    /// reported until the first snapshot.
+    pub provisional: bool,
+    /// The legacy session the task lives in (a ledger `sessions` row).
+    pub session: Option<i64>,
+    /// Polls since the last write that changed nothing (written as one `polls` event).
+    pub quiet_polls: u32,
 }
 
 /// What one snapshot changed.
@@ -44,55 +58,48 @@ pub struct Ingest {
     pub became_terminal: bool,
     pub new_inputs: Vec<(String, InputRequest)>,
     pub reused_keys: Vec<String>,
-}
-
-/// Parse an ISO 8601 timestamp leniently (RFC 3339, or without a zone).
-pub fn parse_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
-        return Some(t.with_timezone(&chrono::Utc));
-    }
-    for fmt in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M:%S",
-    ] {
-        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
-            return Some(t.and_utc());
-        }
-    }
-    None
+    /// The terminal snapshot gained its payload (result or error).
+    pub payload: bool,
+    /// A snapshot after the terminal one: the status first seen terminal.
+    pub after_terminal: Option<crate::mcp::TaskStatus>,
 }
 
 impl TrackedTask {
-    /// Apply a snapshot observed as number `observed`.
+    /// Apply a snapshot observed as number `observed` (requests are numbered when sent,
+    /// pushes on arrival), under [`crate::mcp::judge`].
     pub fn ingest(&mut self, task: Task, observed: u64) -> Ingest {
         let mut out = Ingest::default();
-        if self.terminal || self.expired {
-            // Terminal is forever; the only later update is the payload of that same state
-            // (legacy `tasks/result`), which the caller merges itself.
-            return out;
-        }
-        if observed < self.observed {
-            return out;
-        }
-        if let Some(prev) = &self.last {
-            let older = match (
-                prev.last_updated_at.as_deref().and_then(parse_time),
-                task.last_updated_at.as_deref().and_then(parse_time),
-            ) {
-                (Some(a), Some(b)) => b < a,
-                _ => false,
-            };
-            if older && !task.status.is_terminal() {
+        match judge(self.last.as_ref(), self.terminal || self.expired, &task) {
+            Verdict::Accept if observed >= self.observed => {}
+            Verdict::Payload => {
+                if let Some(last) = self.last.as_mut() {
+                    last.result = task.result;
+                    last.error = task.error;
+                    out.payload = true;
+                }
                 return out;
             }
+            Verdict::AfterTerminal => {
+                out.after_terminal = self.last.as_ref().map(|l| l.status.clone());
+                return out;
+            }
+            Verdict::Accept | Verdict::Stale => return out,
         }
         out.applied = true;
         out.changed = self.last.as_ref().is_none_or(|p| !p.same_state(&task));
         self.observed = observed;
+        let mut task = task;
         if task.status.is_terminal() {
             self.terminal = true;
             out.became_terminal = true;
+            // A payload that arrived before the terminal snapshot (legacy `tasks/result`).
+            if let Some((result, error)) = self.early_payload.take()
+                && task.result.is_none()
+                && task.error.is_none()
+            {
+                task.result = result;
+                task.error = error;
+            }
         } else {
             for (key, req) in &task.input_requests {
                 if self.answered.contains(key) {
@@ -115,18 +122,30 @@ impl TrackedTask {
         out
     }
 
-    /// Keys the user still has to answer.
+    /// Keep a payload that arrived before the task is known to be terminal.
+    pub fn keep_early_payload(&mut self, result: Option<Value>, error: Option<ErrorObject>) {
+        if result.is_some() || error.is_some() {
+            self.early_payload = Some((result, error));
+        }
+    }
+
+    /// Keys of the last snapshot still waiting for an answer (answered ones, here or by
+    /// another process, and keys reused for a different request are left out).
     pub fn pending_keys(&self) -> Vec<String> {
-        self.last
-            .as_ref()
-            .map(|t| {
-                t.input_requests
-                    .keys()
-                    .filter(|k| !self.answered.contains(*k))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default()
+        match &self.last {
+            Some(t) if !t.status.is_terminal() && !self.expired => t
+                .input_requests
+                .keys()
+                .filter(|k| !self.answered.contains(*k) && !self.reused.contains(*k))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Followed at all: not finished and not a tombstone.
+    pub fn live(&self) -> bool {
+        !self.terminal && !self.expired
     }
 }
 
@@ -233,13 +252,5 @@ mod tests {
         assert_eq!(r.reused_keys, vec!["k".to_string()]);
         assert!(r.new_inputs.is_empty());
         assert!(t.ingest(task(other), 3).reused_keys.is_empty());
-    }
-
-    #[test]
-    fn lenient_timestamps() {
-        assert!(parse_time("2026-01-01T00:00:00Z").is_some());
-        assert!(parse_time("2026-01-01T00:00:00.123+02:00").is_some());
-        assert!(parse_time("2026-01-01T00:00:00").is_some());
-        assert!(parse_time("a").is_none());
     }
 }

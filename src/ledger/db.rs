@@ -3,6 +3,7 @@
 //! Owns `Ledger` (one `rusqlite::Connection`) and the helpers every query shares (clock,
 //! write transactions, time conversion). Must not log task ids.
 
+use std::cell::Cell;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,6 +27,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Ledger {
     pub(super) conn: Connection,
     path: PathBuf,
+    /// `PRAGMA data_version` when the feed last looked (changes when another connection
+    /// commits).
+    pub(super) data_version: Cell<Option<i64>>,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -49,6 +53,7 @@ impl Ledger {
         Ok(Ledger {
             conn,
             path: path.to_path_buf(),
+            data_version: Cell::new(None),
         })
     }
 
@@ -64,9 +69,57 @@ impl Ledger {
 
     /// Start a write transaction that takes the write lock up front, so a concurrent writer
     /// waits in `busy_timeout` instead of failing on a lock upgrade.
-    pub(super) fn write_tx(&self) -> anyhow::Result<Transaction<'_>> {
-        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .context("starting a ledger write transaction")
+    pub(super) fn write_tx(&self) -> anyhow::Result<WriteTx<'_>> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .context("starting a ledger write transaction")?;
+        Ok(WriteTx {
+            tx,
+            seq: Cell::new(None),
+        })
+    }
+}
+
+/// A write transaction that stamps the task rows it changes with one new change number
+/// (`meta.change_seq + 1`), so other processes can ask for "what changed since N".
+pub(super) struct WriteTx<'c> {
+    tx: Transaction<'c>,
+    seq: Cell<Option<i64>>,
+}
+
+impl<'c> std::ops::Deref for WriteTx<'c> {
+    type Target = Transaction<'c>;
+    fn deref(&self) -> &Transaction<'c> {
+        &self.tx
+    }
+}
+
+impl WriteTx<'_> {
+    /// This transaction's change number (taken on first use).
+    pub(super) fn seq(&self) -> rusqlite::Result<i64> {
+        if let Some(s) = self.seq.get() {
+            return Ok(s);
+        }
+        let s: i64 = self.tx.query_row(
+            "UPDATE meta SET value = value + 1 WHERE key = 'change_seq' RETURNING value",
+            [],
+            |r| r.get(0),
+        )?;
+        self.seq.set(Some(s));
+        Ok(s)
+    }
+
+    /// Mark a task row as changed by this transaction.
+    pub(super) fn touch(&self, task_row: i64) -> rusqlite::Result<()> {
+        let seq = self.seq()?;
+        self.tx.execute(
+            "UPDATE tasks SET changed_seq = ?2 WHERE id = ?1",
+            rusqlite::params![task_row, seq],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn commit(self) -> rusqlite::Result<()> {
+        self.tx.commit()
     }
 }
 

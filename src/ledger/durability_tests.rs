@@ -1,6 +1,7 @@
 //! Durability tests: two processes' worth of connections on one file, and a writer killed
 //! with SIGKILL right after `record_created` returns.
 
+use crate::ids::{ServerId, TaskId};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -38,21 +39,34 @@ fn two_ledgers_interleave_writes_from_two_threads() {
                 for i in 0..PER_WRITER {
                     let id = format!("{name}-{i}");
                     ledger
-                        .record_created(
-                            "srv",
-                            Era::Modern,
-                            "tool",
-                            &json!({ "i": i }),
-                            &working(&id),
-                            None,
-                        )
+                        .record_created(crate::ledger::NewTask {
+                            server: &ServerId::named("srv"),
+                            era: Era::Modern,
+                            tool: "tool",
+                            arguments: &json!({ "i": i }),
+                            task: &working(&id),
+                            parent_task: None,
+                            session: None,
+                            started_by: None,
+                        })
                         .unwrap();
                     ledger
-                        .record_event("srv", &id, EventKind::Note, None, &json!({ "by": name }))
+                        .record_event(
+                            &ServerId::named("srv"),
+                            &TaskId::new(&id),
+                            EventKind::Note,
+                            None,
+                            &json!({ "by": name }),
+                        )
                         .unwrap();
                     if i % 2 == 0 {
                         let changed = ledger
-                            .record_snapshot("srv", &completed(&id), EventKind::Poll, Some(1))
+                            .record_snapshot(
+                                &ServerId::named("srv"),
+                                &completed(&id),
+                                EventKind::Poll,
+                                Some(1),
+                            )
                             .unwrap();
                         assert!(changed);
                     }
@@ -68,7 +82,9 @@ fn two_ledgers_interleave_writes_from_two_threads() {
         assert_eq!(ledger.list(true).unwrap().len(), 2 * PER_WRITER);
         assert_eq!(ledger.non_terminal().unwrap().len(), PER_WRITER);
     }
-    let timeline = ledgers[0].timeline("srv", "cli-0").unwrap();
+    let timeline = ledgers[0]
+        .timeline(&ServerId::named("srv"), &TaskId::new("cli-0"))
+        .unwrap();
     let kinds: Vec<EventKind> = timeline.iter().map(|e| e.kind).collect();
     assert_eq!(
         kinds,
@@ -95,14 +111,16 @@ fn crash_child_records_then_hangs() {
     };
     let ledger = Ledger::open(Path::new(&path)).unwrap();
     ledger
-        .record_created(
-            "srv",
-            Era::Legacy,
-            "long_job",
-            &json!({ "x": 1 }),
-            &working(CRASH_TASK_ID),
-            None,
-        )
+        .record_created(crate::ledger::NewTask {
+            server: &ServerId::named("srv"),
+            era: Era::Legacy,
+            tool: "long_job",
+            arguments: &json!({ "x": 1 }),
+            task: &working(CRASH_TASK_ID),
+            parent_task: None,
+            session: None,
+            started_by: None,
+        })
         .unwrap();
     println!("{READY}");
     loop {
@@ -144,7 +162,7 @@ fn task_survives_sigkill_after_record_created() {
 
     let ledger = Ledger::open(&path).unwrap();
     let record = ledger
-        .get("srv", CRASH_TASK_ID)
+        .get(&ServerId::named("srv"), &TaskId::new(CRASH_TASK_ID))
         .unwrap()
         .expect("task survived the crash");
     assert_eq!(record.tool.as_deref(), Some("long_job"));
@@ -154,7 +172,7 @@ fn task_survives_sigkill_after_record_created() {
         .non_terminal()
         .unwrap()
         .into_iter()
-        .map(|r| r.task_id)
+        .map(|r| r.task_id.as_str().to_string())
         .collect();
     assert_eq!(resumable, [CRASH_TASK_ID]);
 }

@@ -5,7 +5,8 @@
 
 use serde_json::json;
 
-use super::{EventRecord, TaskRecord, short_id};
+use super::{EventRecord, TaskRecord};
+use crate::ids::TaskId;
 
 /// A header line (`"type":"task"`) followed by one `"type":"event"` line per event, in order.
 pub fn timeline_jsonl(rec: &TaskRecord, events: &[EventRecord]) -> String {
@@ -13,7 +14,7 @@ pub fn timeline_jsonl(rec: &TaskRecord, events: &[EventRecord]) -> String {
     let head = json!({
         "type": "task",
         "server": rec.server,
-        "taskId": short_id(&rec.task_id),
+        "taskId": rec.task_id.short(),
         "era": rec.era,
         "tool": rec.tool,
         "status": rec.status,
@@ -21,7 +22,7 @@ pub fn timeline_jsonl(rec: &TaskRecord, events: &[EventRecord]) -> String {
         "serverCreatedAt": rec.server_created_at,
         "pollIntervalMs": rec.poll_interval_ms,
         "ttlMs": rec.ttl_ms,
-        "parentTask": rec.parent_task.as_deref().map(short_id),
+        "parentTask": rec.parent_task.as_ref().map(TaskId::short),
     });
     out.push_str(&crate::sanitize::json_line(&head));
     out.push('\n');
@@ -31,7 +32,7 @@ pub fn timeline_jsonl(rec: &TaskRecord, events: &[EventRecord]) -> String {
             "at": e.at,
             "kind": e.kind,
             "latencyMs": e.latency_ms,
-            "detail": e.detail,
+            "detail": rec.task_id.mask_json(&e.detail),
         });
         out.push_str(&crate::sanitize::json_line(&line));
         out.push('\n');
@@ -47,8 +48,8 @@ mod tests {
     #[test]
     fn export_is_one_json_value_per_line_without_full_ids() {
         let rec = TaskRecord {
-            server: "demo".into(),
-            task_id: "0123456789abcdef-secret".into(),
+            server: crate::ids::ServerId::named("demo"),
+            task_id: TaskId::new("0123456789abcdef-secret"),
             era: None,
             tool: Some("deploy".into()),
             arguments: Some(json!({"token": "hunter2"})),
@@ -62,8 +63,12 @@ mod tests {
             last_seen: None,
             poll_interval_ms: Some(1000),
             ttl_ms: None,
-            parent_task: Some("fedcba9876543210".into()),
+            parent_task: Some(TaskId::new("fedcba9876543210")),
             answered_keys: vec![],
+            end: None,
+            cancel: None,
+            started_by: None,
+            session: None,
         };
         let events = vec![
             EventRecord {

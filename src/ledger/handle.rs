@@ -12,10 +12,11 @@ use anyhow::anyhow;
 use tokio::sync::oneshot;
 
 use super::{EventKind, Ledger};
+use crate::ids::ServerId;
 use crate::mcp::types::Task;
 
 /// One snapshot to store: server, task, how it arrived, request latency.
-pub type SnapshotWrite = (String, Task, EventKind, Option<u64>);
+pub type SnapshotWrite = (ServerId, Task, EventKind, Option<u64>);
 
 enum Job {
     Call(Box<dyn FnOnce(&Ledger) + Send + 'static>),
@@ -181,6 +182,7 @@ impl LedgerHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::TaskId;
     use crate::ledger::EventKind;
     use crate::mcp::types::{Era, Task, TaskStatus};
     use serde_json::json;
@@ -201,14 +203,27 @@ mod tests {
 
         let created = task("handle-task-1", TaskStatus::Working);
         handle
-            .call(move |l| l.record_created("srv", Era::Modern, "tool", &json!({}), &created, None))
+            .call(move |l| {
+                l.record_created(crate::ledger::NewTask {
+                    server: &ServerId::named("srv"),
+                    era: Era::Modern,
+                    tool: "tool",
+                    arguments: &json!({}),
+                    task: &created,
+                    parent_task: None,
+                    session: None,
+                    started_by: None,
+                })
+            })
             .await
             .unwrap();
         let other = handle.clone();
         let changed = tokio::spawn(async move {
             let done = task("handle-task-1", TaskStatus::Completed);
             other
-                .call(move |l| l.record_snapshot("srv", &done, EventKind::Poll, Some(12)))
+                .call(move |l| {
+                    l.record_snapshot(&ServerId::named("srv"), &done, EventKind::Poll, Some(12))
+                })
                 .await
         })
         .await
@@ -216,7 +231,7 @@ mod tests {
         .unwrap();
         assert!(changed);
         let record = handle
-            .call(|l| l.get("srv", "handle-task-1"))
+            .call(|l| l.get(&ServerId::named("srv"), &TaskId::new("handle-task-1")))
             .await
             .unwrap()
             .unwrap();
@@ -235,7 +250,7 @@ mod tests {
             for n in 0..50 {
                 let t = task(&format!("queued-{n}"), status.clone());
                 handle
-                    .queue_snapshot(("srv".into(), t, EventKind::Poll, Some(i as u64)))
+                    .queue_snapshot((ServerId::named("srv"), t, EventKind::Poll, Some(i as u64)))
                     .unwrap();
             }
         }

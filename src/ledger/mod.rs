@@ -2,19 +2,26 @@
 //!
 //! Owns the on-disk record of tasks (creation data, last snapshot, answered input keys,
 //! a per-task event timeline) so polling can resume after a crash or restart. Task ids are
-//! bearer secrets: the file is mode 0600 and nothing here logs a full id (see [`short_id`]).
+//! bearer secrets: the file is mode 0600 and nothing here logs a full id.
 //! Must not import ratatui or crossterm, and never receives headers or tokens.
 
 mod db;
 mod duration;
 pub mod export;
+mod feed;
 mod handle;
+mod identity;
+mod leases;
+mod outbox;
 mod read;
 mod schema;
+mod sessions;
 mod write;
 
 #[cfg(test)]
 mod durability_tests;
+#[cfg(test)]
+mod shared_tests;
 #[cfg(test)]
 mod store_tests;
 
@@ -22,12 +29,18 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
 
 pub use db::{DB_ENV, Ledger};
 pub use duration::parse_duration;
+pub use feed::Changes;
 pub use handle::LedgerHandle;
+pub use leases::{Owner, owner_alive};
+pub use outbox::{OutboxKind, OutboxOutcome, OutboxRequest};
 pub use read::AnsweredKey;
+pub use sessions::SessionRecord;
+pub use write::NewTask;
 
 /// Default retention for terminal tasks when the caller prunes at start-up.
 pub const DEFAULT_RETENTION: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
@@ -44,6 +57,8 @@ pub enum EventKind {
     CancelAcked,
     Push,
     Poll,
+    /// Polls that changed nothing, counted (so the timeline tells the request rate).
+    Polls,
     Resync,
     Expired,
     Error,
@@ -52,7 +67,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 12] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::Created,
         EventKind::Status,
         EventKind::InputRequested,
@@ -61,6 +76,7 @@ impl EventKind {
         EventKind::CancelAcked,
         EventKind::Push,
         EventKind::Poll,
+        EventKind::Polls,
         EventKind::Resync,
         EventKind::Expired,
         EventKind::Error,
@@ -78,6 +94,7 @@ impl EventKind {
             EventKind::CancelAcked => "cancel_acked",
             EventKind::Push => "push",
             EventKind::Poll => "poll",
+            EventKind::Polls => "polls",
             EventKind::Resync => "resync",
             EventKind::Expired => "expired",
             EventKind::Error => "error",
@@ -101,9 +118,9 @@ impl std::fmt::Display for EventKind {
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskRecord {
     /// Server identity string the caller keyed the task by.
-    pub server: String,
+    pub server: ServerId,
     /// The full task id (a bearer secret: show [`short_id`] of it).
-    pub task_id: String,
+    pub task_id: TaskId,
     /// `None` for a task tracked by id before we learnt the server's era.
     pub era: Option<Era>,
     pub tool: Option<String>,
@@ -119,15 +136,59 @@ pub struct TaskRecord {
     pub terminal: bool,
     /// When the task became terminal (or was tombstoned) as seen by taskrail.
     pub terminal_at: Option<DateTime<Utc>>,
-    /// Tombstone: the server no longer knows the task (TTL passed or deleted).
+    /// Tombstone: the server no longer knows the task (TTL passed or deleted), or dropped
+    /// the legacy session it lived in; [`TaskRecord::end`] says which.
     pub expired: bool,
+    pub end: Option<Tombstone>,
     pub last_seen: Option<DateTime<Utc>>,
     pub poll_interval_ms: Option<u64>,
     pub ttl_ms: Option<u64>,
     /// The task this one re-runs, if any (same server).
-    pub parent_task: Option<String>,
+    pub parent_task: Option<TaskId>,
     /// Input keys already answered, oldest first. Never prompt for these again.
     pub answered_keys: Vec<String>,
+    /// A cancel was requested (`Some(false)`) or acknowledged (`Some(true)`), by any process.
+    pub cancel: Option<bool>,
+    /// The client that asked for the call, when it was not taskrail itself (a proxied host).
+    pub started_by: Option<String>,
+    /// The legacy session the task lives in (a `sessions` row), if any.
+    #[serde(skip)]
+    pub session: Option<i64>,
+}
+
+/// Why a tombstone ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tombstone {
+    /// The server answered "unknown task" (TTL passed, or it was deleted).
+    Expired,
+    /// The legacy session the task belonged to is gone from the server.
+    SessionLost,
+}
+
+impl Tombstone {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tombstone::Expired => "expired",
+            Tombstone::SessionLost => "session_lost",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Tombstone> {
+        match s {
+            "expired" => Some(Tombstone::Expired),
+            "session_lost" => Some(Tombstone::SessionLost),
+            _ => None,
+        }
+    }
+
+    /// How a person reads it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tombstone::Expired => "expired or never existed",
+            Tombstone::SessionLost => "session lost",
+        }
+    }
 }
 
 /// One entry of a task's timeline.
@@ -139,24 +200,9 @@ pub struct EventRecord {
     pub detail: Value,
 }
 
-/// The loggable form of a task id: its first 8 characters and an ellipsis.
-pub fn short_id(id: &str) -> String {
-    let head: String = id.chars().take(8).collect();
-    let mut s = crate::sanitize::sanitize_line(&head, 16);
-    s.push('…');
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn short_id_keeps_eight_chars() {
-        assert_eq!(short_id("0123456789abcdef"), "01234567…");
-        assert_eq!(short_id("abc"), "abc…");
-        assert_eq!(short_id("ééééééééé"), "éééééééé…");
-    }
 
     #[test]
     fn event_kind_names_round_trip() {

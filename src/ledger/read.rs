@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::db::{from_ms, from_sql_u64, now_ms};
-use super::{EventKind, EventRecord, Ledger, TaskRecord};
+use super::{EventKind, EventRecord, Ledger, TaskRecord, Tombstone};
+use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::Era;
 
 /// One answered input key with when and how it was answered.
@@ -23,15 +24,17 @@ pub struct AnsweredKey {
     pub at: DateTime<Utc>,
 }
 
-const SELECT_TASK: &str = "
+pub(super) const SELECT_TASK: &str = "
     SELECT t.server, t.task_id, t.era, t.tool, t.arguments, t.recorded_at,
            t.server_created_at, t.snapshot, t.status, t.terminal, t.terminal_at, t.expired,
            t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task,
            (SELECT json_group_array(a.input_key ORDER BY a.answered_at, a.input_key)
-              FROM answered_keys a WHERE a.task = t.id)
+              FROM answered_keys a WHERE a.task = t.id),
+           t.end_reason, t.cancel_state, t.started_by, t.session,
+           t.changed_seq AS changed_seq, t.id AS row_id
       FROM tasks t";
 
-fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
+pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
         Ok(r.get::<_, Option<String>>(i)?
             .and_then(|s| serde_json::from_str(&s).ok()))
@@ -66,6 +69,17 @@ fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         ttl_ms: from_sql_u64(r.get(14)?),
         parent_task: r.get(15)?,
         answered_keys,
+        end: r
+            .get::<_, Option<String>>(17)?
+            .as_deref()
+            .and_then(Tombstone::parse),
+        cancel: match r.get::<_, i64>(18)? {
+            1 => Some(false),
+            2 => Some(true),
+            _ => None,
+        },
+        started_by: r.get(19)?,
+        session: r.get(20)?,
     })
 }
 
@@ -77,7 +91,7 @@ impl Ledger {
     }
 
     /// The record for (server, task id), if stored.
-    pub fn get(&self, server: &str, task_id: &str) -> anyhow::Result<Option<TaskRecord>> {
+    pub fn get(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<Option<TaskRecord>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "{SELECT_TASK} WHERE t.server = ?1 AND t.task_id = ?2"
         ))?;
@@ -114,7 +128,11 @@ impl Ledger {
     }
 
     /// A task's events in the order they were recorded (empty for an unknown task).
-    pub fn timeline(&self, server: &str, task_id: &str) -> anyhow::Result<Vec<EventRecord>> {
+    pub fn timeline(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> anyhow::Result<Vec<EventRecord>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT e.at, e.kind, e.latency_ms, e.detail
                FROM events e JOIN tasks t ON t.id = e.task
@@ -135,7 +153,11 @@ impl Ledger {
     }
 
     /// Input keys already answered for a task, oldest answer first.
-    pub fn answered_keys(&self, server: &str, task_id: &str) -> anyhow::Result<Vec<String>> {
+    pub fn answered_keys(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> anyhow::Result<Vec<String>> {
         Ok(self
             .answered(server, task_id)?
             .into_iter()
@@ -144,7 +166,11 @@ impl Ledger {
     }
 
     /// Answered input keys with their action and time, oldest first.
-    pub fn answered(&self, server: &str, task_id: &str) -> anyhow::Result<Vec<AnsweredKey>> {
+    pub fn answered(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> anyhow::Result<Vec<AnsweredKey>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT a.input_key, a.action, a.answered_at
                FROM answered_keys a JOIN tasks t ON t.id = a.task
@@ -181,5 +207,31 @@ impl Ledger {
             tracing::debug!(deleted, "pruned old terminal tasks from the ledger");
         }
         Ok(deleted)
+    }
+}
+
+impl Ledger {
+    /// Every server with an unfinished task, by id.
+    pub fn servers_with_open_tasks(&self) -> anyhow::Result<Vec<crate::ids::ServerId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT server FROM tasks WHERE terminal = 0 ORDER BY server",
+        )?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
+impl Ledger {
+    /// One server's tasks, newest first; finished ones only if `include_terminal`.
+    pub fn list_server(
+        &self,
+        server: &crate::ids::ServerId,
+        include_terminal: bool,
+    ) -> anyhow::Result<Vec<TaskRecord>> {
+        self.query_tasks(
+            "WHERE t.server = ?1 AND (?2 OR t.terminal = 0)
+             ORDER BY t.recorded_at DESC, t.id DESC",
+            params![server, include_terminal],
+        )
     }
 }

@@ -50,8 +50,72 @@ CREATE TABLE events (
 CREATE INDEX events_by_task ON events (task, id);
 "#;
 
+/// Version 2: the ledger shared live by several processes.
+///
+/// - `meta.change_seq` grows by one per write transaction that touches tasks, and every task
+///   row it touched gets that number in `changed_seq`: a reader asks for the rows changed
+///   since the number it saw last (after `PRAGMA data_version` says another connection wrote).
+/// - `follows`: which process follows (polls) a task, with a lease it keeps renewing, so two
+///   processes never poll one task.
+/// - `outbox`: answers and cancels asked for by a process that does not follow the task, for
+///   the one that does (the only one that can reach a stdio server or a legacy stream).
+/// - `sessions`: legacy (2025-11-25) sessions, whose tasks live and die with them. A session
+///   id is a secret: it is stored here and nowhere else, never logged or exported.
+/// - `tasks.end_reason`: why a tombstone ended (`expired`, `session_lost`);
+///   `tasks.cancel_state`: 1 requested, 2 acknowledged; `tasks.started_by`: the client that
+///   started the task (a proxied agent host's name).
+const V2: &str = r#"
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO meta (key, value) VALUES ('change_seq', 0);
+
+CREATE TABLE sessions (
+    id               INTEGER PRIMARY KEY,
+    server           TEXT    NOT NULL,
+    session_id       TEXT    NOT NULL,
+    protocol_version TEXT    NOT NULL,
+    capabilities     TEXT    NOT NULL DEFAULT 'null',
+    server_name      TEXT,
+    created_at       INTEGER NOT NULL,
+    lost_at          INTEGER,
+    UNIQUE (server, session_id)
+);
+
+ALTER TABLE tasks ADD COLUMN changed_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN end_reason TEXT;
+ALTER TABLE tasks ADD COLUMN cancel_state INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN started_by TEXT;
+ALTER TABLE tasks ADD COLUMN session INTEGER REFERENCES sessions (id) ON DELETE SET NULL;
+CREATE INDEX tasks_by_change ON tasks (changed_seq);
+CREATE INDEX tasks_by_session ON tasks (session) WHERE session IS NOT NULL;
+UPDATE tasks SET end_reason = 'expired' WHERE expired = 1;
+
+CREATE TABLE follows (
+    task  INTEGER PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+    owner TEXT    NOT NULL,
+    until INTEGER NOT NULL
+);
+CREATE INDEX follows_by_owner ON follows (owner);
+
+CREATE TABLE outbox (
+    id           INTEGER PRIMARY KEY,
+    task         INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    kind         TEXT    NOT NULL,
+    payload      TEXT    NOT NULL DEFAULT 'null',
+    requester    TEXT    NOT NULL,
+    requested_at INTEGER NOT NULL,
+    done_at      INTEGER,
+    done_seq     INTEGER,
+    outcome      TEXT
+);
+CREATE INDEX outbox_open ON outbox (task) WHERE done_at IS NULL;
+CREATE INDEX outbox_done ON outbox (requester, done_seq) WHERE done_seq IS NOT NULL;
+"#;
+
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,55 +1,77 @@
 //! Writes to the ledger: creation, tracking, snapshots, events, answered keys, tombstones.
 //!
-//! Owns the snapshot acceptance rules (first terminal state wins; among non-terminal
-//! snapshots a strictly older `lastUpdatedAt` is stale). Every method is one short
-//! transaction committed before it returns. Must not log task ids.
+//! Snapshots pass `mcp::judge` (first terminal state wins, older snapshots ignored). Every
+//! method is one short transaction committed before it returns, and stamps the rows it
+//! changed for the other processes sharing the file. Must not log task ids.
 
-use chrono::DateTime;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 
-use super::db::{now_ms, to_sql_u64};
-use super::{EventKind, Ledger};
+use super::db::{WriteTx, now_ms, to_sql_u64};
+use super::{EventKind, Ledger, Tombstone};
+use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
+use crate::mcp::{Verdict, judge};
+
+/// A task our own `tools/call` created, as [`Ledger::record_created`] stores it.
+#[derive(Debug, Clone, Copy)]
+pub struct NewTask<'a> {
+    pub server: &'a ServerId,
+    pub era: Era,
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    pub task: &'a Task,
+    /// The task this call re-runs, if any.
+    pub parent_task: Option<&'a TaskId>,
+    /// The legacy session the task belongs to (a [`Ledger::record_session`] row).
+    pub session: Option<i64>,
+    /// The client that asked for the call (a proxied agent host), if not taskrail itself.
+    pub started_by: Option<&'a str>,
+}
 
 impl Ledger {
     /// Insert a newly created task, with a `created` event. Idempotent: for a key already
     /// present the first creation data is kept (only columns still empty are filled in).
     /// Committed before returning, so a crash right after still lets polling resume.
-    pub fn record_created(
-        &self,
-        server: &str,
-        era: Era,
-        tool: &str,
-        arguments: &Value,
-        task: &Task,
-        parent_task: Option<&str>,
-    ) -> anyhow::Result<()> {
+    pub fn record_created(&self, new: NewTask<'_>) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         let now = now_ms();
-        let args = serde_json::to_string(arguments)?;
-        match find_row(&tx, server, &task.task_id)? {
+        let args = serde_json::to_string(new.arguments)?;
+        let task = new.task;
+        match find_row(&tx, new.server, &task.task_id)? {
             Some(row) => {
                 tx.execute(
                     "UPDATE tasks SET era = coalesce(era, ?2), tool = coalesce(tool, ?3),
                          arguments = coalesce(arguments, ?4),
-                         parent_task = coalesce(parent_task, ?5)
+                         parent_task = coalesce(parent_task, ?5),
+                         session = coalesce(session, ?6),
+                         started_by = coalesce(started_by, ?7)
                      WHERE id = ?1",
-                    params![row.id, era.as_str(), tool, args, parent_task],
+                    params![
+                        row.id,
+                        new.era.as_str(),
+                        new.tool,
+                        args,
+                        new.parent_task,
+                        new.session,
+                        new.started_by
+                    ],
                 )?;
+                tx.touch(row.id)?;
             }
             None => {
                 let terminal = task.status.is_terminal();
                 tx.execute(
                     "INSERT INTO tasks (server, task_id, era, tool, arguments, recorded_at,
                          server_created_at, snapshot, status, terminal, terminal_at, last_seen,
-                         poll_interval_ms, ttl_ms, parent_task)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?6, ?12, ?13, ?14)",
+                         poll_interval_ms, ttl_ms, parent_task, session, started_by)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?6, ?12, ?13, ?14,
+                         ?15, ?16)",
                     params![
-                        server,
+                        new.server,
                         task.task_id,
-                        era.as_str(),
-                        tool,
+                        new.era.as_str(),
+                        new.tool,
                         args,
                         now,
                         task.created_at,
@@ -59,11 +81,14 @@ impl Ledger {
                         terminal.then_some(now),
                         to_sql_u64(task.poll_interval_ms),
                         to_sql_u64(task.ttl_ms),
-                        parent_task,
+                        new.parent_task,
+                        new.session,
+                        new.started_by,
                     ],
                 )?;
                 let id = tx.last_insert_rowid();
-                let detail = json!({ "tool": tool, "status": task.status.as_str() });
+                tx.touch(id)?;
+                let detail = json!({ "tool": new.tool, "status": task.status.as_str() });
                 push_event(&tx, id, now, EventKind::Created, None, &detail)?;
                 push_input_requested(&tx, id, now, None, task)?;
             }
@@ -72,13 +97,15 @@ impl Ledger {
         Ok(())
     }
 
-    /// Track a task id we did not create (e.g. `taskrail watch ID`): insert it if absent,
-    /// with a `note` event. An existing record is left alone (its era filled in if unknown).
+    /// Track a task id we did not create, once its server confirmed it (e.g. `taskrail watch
+    /// ID` after the first `tasks/get`): insert it if absent, with a `note` event and the
+    /// snapshot. An existing record keeps its data (its era is filled in if unknown).
     pub fn record_tracked(
         &self,
-        server: &str,
+        server: &ServerId,
         era: Option<Era>,
-        task_id: &str,
+        task_id: &TaskId,
+        session: Option<i64>,
     ) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         let now = now_ms();
@@ -92,12 +119,12 @@ impl Ledger {
                 None,
                 &json!({ "tracked": true }),
             )?;
-        } else if let Some(era) = era {
-            tx.execute(
-                "UPDATE tasks SET era = coalesce(era, ?2) WHERE id = ?1",
-                params![id, era.as_str()],
-            )?;
         }
+        tx.execute(
+            "UPDATE tasks SET era = coalesce(era, ?2), session = coalesce(session, ?3)
+             WHERE id = ?1",
+            params![id, era.map(Era::as_str), session],
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -105,12 +132,12 @@ impl Ledger {
     /// Store a newer snapshot and append timeline events: `status` when the status
     /// changed, `input_requested` for new input keys, and a `source` event (push, poll,
     /// resync) with its latency whenever the state changed. A snapshot for a terminal (or
-    /// expired) task is ignored, as is a non-terminal one whose `lastUpdatedAt` is older
-    /// than the stored one. Unknown task ids are inserted first: no id is ever dropped.
-    /// Returns whether the stored state changed (an identical re-read returns false).
+    /// tombstoned) task is ignored unless it adds the payload the terminal snapshot lacked,
+    /// as is a non-terminal one older than the stored one. Unknown task ids are inserted
+    /// first: no id is ever dropped. Returns whether the stored state changed.
     pub fn record_snapshot(
         &self,
-        server: &str,
+        server: &ServerId,
         task: &Task,
         source: EventKind,
         latency_ms: Option<u64>,
@@ -125,7 +152,7 @@ impl Ledger {
     /// burst of updates). Returns one "changed" flag per input, in order; all or nothing.
     pub fn record_snapshots(
         &self,
-        batch: &[(String, Task, EventKind, Option<u64>)],
+        batch: &[(ServerId, Task, EventKind, Option<u64>)],
     ) -> anyhow::Result<Vec<bool>> {
         let tx = self.write_tx()?;
         let now = now_ms();
@@ -140,11 +167,12 @@ impl Ledger {
     }
 
     /// Append one event to a task's timeline (inserting the task id if unknown).
-    /// `detail` must not carry secrets; it is stored as JSON.
+    /// `detail` must not carry secrets; it is stored as JSON. `cancel_requested` and
+    /// `cancel_acked` also set the task's cancel state, which other processes see.
     pub fn record_event(
         &self,
-        server: &str,
-        task_id: &str,
+        server: &ServerId,
+        task_id: &TaskId,
         kind: EventKind,
         latency_ms: Option<u64>,
         detail: &Value,
@@ -153,6 +181,18 @@ impl Ledger {
         let now = now_ms();
         let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
         push_event(&tx, id, now, kind, latency_ms, detail)?;
+        let cancel_state = match kind {
+            EventKind::CancelRequested => Some(1),
+            EventKind::CancelAcked => Some(2),
+            _ => None,
+        };
+        if let Some(state) = cancel_state {
+            tx.execute(
+                "UPDATE tasks SET cancel_state = max(cancel_state, ?2) WHERE id = ?1",
+                params![id, state],
+            )?;
+        }
+        tx.touch(id)?;
         tx.commit()?;
         Ok(())
     }
@@ -162,39 +202,61 @@ impl Ledger {
     /// Does not add a timeline event: callers record `input_sent` with its latency.
     pub fn mark_answered(
         &self,
-        server: &str,
-        task_id: &str,
+        server: &ServerId,
+        task_id: &TaskId,
         key: &str,
         action: &str,
     ) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         let now = now_ms();
         let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
-        tx.execute(
+        let added = tx.execute(
             "INSERT OR IGNORE INTO answered_keys (task, input_key, action, answered_at)
              VALUES (?1, ?2, ?3, ?4)",
             params![id, key, action, now],
         )?;
+        if added > 0 {
+            tx.touch(id)?;
+        }
         tx.commit()?;
         Ok(())
     }
 
-    /// Tombstone a task the server no longer knows (TTL passed, `-32602` on `tasks/get`):
-    /// it becomes terminal and expired, and gets an `expired` event the first time.
-    pub fn mark_expired(&self, server: &str, task_id: &str) -> anyhow::Result<()> {
+    /// Tombstone a task the server no longer knows (TTL passed, `-32602` on `tasks/get`), or
+    /// whose legacy session the server dropped: it becomes terminal and expired, with the
+    /// reason, and gets an `expired` event the first time.
+    pub fn mark_ended(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+        why: Tombstone,
+    ) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         let now = now_ms();
         let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
-        let updated = tx.execute(
-            "UPDATE tasks SET expired = 1, terminal = 1, terminal_at = coalesce(terminal_at, ?2)
-             WHERE id = ?1 AND expired = 0",
-            params![id, now],
-        )?;
-        if updated > 0 {
-            push_event(&tx, id, now, EventKind::Expired, None, &Value::Null)?;
+        if tombstone(&tx, id, now, why)? {
+            tx.touch(id)?;
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// [`Ledger::mark_ended`] with [`Tombstone::Expired`].
+    pub fn mark_expired(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<()> {
+        self.mark_ended(server, task_id, Tombstone::Expired)
+    }
+
+    /// Remove a task id that was never confirmed by its server and has no history worth
+    /// keeping (a mistyped id): only a bare tracked row with no snapshot is deleted.
+    pub fn forget_unconfirmed(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<bool> {
+        let tx = self.write_tx()?;
+        let n = tx.execute(
+            "DELETE FROM tasks WHERE server = ?1 AND task_id = ?2 AND snapshot IS NULL
+                 AND tool IS NULL AND terminal = 0",
+            params![server, task_id],
+        )?;
+        tx.commit()?;
+        Ok(n > 0)
     }
 }
 
@@ -209,8 +271,12 @@ struct Row {
     snapshot: Option<String>,
 }
 
-fn find_row(conn: &Connection, server: &str, task_id: &str) -> rusqlite::Result<Option<Row>> {
-    conn.query_row(
+fn find_row(
+    tx: &WriteTx<'_>,
+    server: &ServerId,
+    task_id: &TaskId,
+) -> rusqlite::Result<Option<Row>> {
+    tx.query_row(
         "SELECT id, terminal, status, snapshot FROM tasks WHERE server = ?1 AND task_id = ?2",
         params![server, task_id],
         |r| {
@@ -227,31 +293,53 @@ fn find_row(conn: &Connection, server: &str, task_id: &str) -> rusqlite::Result<
 
 /// The row id for (server, task id), inserting a bare tracked row if absent.
 fn ensure_task(
-    conn: &Connection,
-    server: &str,
-    task_id: &str,
+    tx: &WriteTx<'_>,
+    server: &ServerId,
+    task_id: &TaskId,
     era: Option<Era>,
     now: i64,
 ) -> rusqlite::Result<(i64, bool)> {
-    if let Some(row) = find_row(conn, server, task_id)? {
+    if let Some(row) = find_row(tx, server, task_id)? {
         return Ok((row.id, false));
     }
-    conn.execute(
+    tx.execute(
         "INSERT INTO tasks (server, task_id, era, recorded_at) VALUES (?1, ?2, ?3, ?4)",
         params![server, task_id, era.map(Era::as_str), now],
     )?;
-    Ok((conn.last_insert_rowid(), true))
+    let id = tx.last_insert_rowid();
+    tx.touch(id)?;
+    Ok((id, true))
 }
 
-fn push_event(
-    conn: &Connection,
+/// Turn row `id` into a tombstone; false when it already was one.
+pub(super) fn tombstone(
+    tx: &WriteTx<'_>,
+    id: i64,
+    now: i64,
+    why: Tombstone,
+) -> anyhow::Result<bool> {
+    let updated = tx.execute(
+        "UPDATE tasks SET expired = 1, terminal = 1, terminal_at = coalesce(terminal_at, ?2),
+             end_reason = ?3
+         WHERE id = ?1 AND expired = 0",
+        params![id, now, why.as_str()],
+    )?;
+    if updated > 0 {
+        let detail = json!({ "reason": why.as_str() });
+        push_event(tx, id, now, EventKind::Expired, None, &detail)?;
+    }
+    Ok(updated > 0)
+}
+
+pub(super) fn push_event(
+    tx: &WriteTx<'_>,
     task: i64,
     at: i64,
     kind: EventKind,
     latency_ms: Option<u64>,
     detail: &Value,
 ) -> anyhow::Result<()> {
-    conn.execute(
+    tx.execute(
         "INSERT INTO events (task, at, kind, latency_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![
             task,
@@ -266,7 +354,7 @@ fn push_event(
 
 /// An `input_requested` event listing keys present in `task` but not in `prev`.
 fn push_input_requested(
-    conn: &Connection,
+    tx: &WriteTx<'_>,
     id: i64,
     now: i64,
     prev: Option<&Task>,
@@ -282,51 +370,49 @@ fn push_input_requested(
         return Ok(());
     }
     let detail = json!({ "requests": fresh });
-    push_event(conn, id, now, EventKind::InputRequested, None, &detail)
-}
-
-/// True when both snapshots carry parseable `lastUpdatedAt` and `new` is strictly older.
-fn is_stale(prev: &Task, new: &Task) -> bool {
-    let parse = |t: &Task| {
-        t.last_updated_at
-            .as_deref()
-            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-    };
-    matches!((parse(prev), parse(new)), (Some(p), Some(n)) if n < p)
+    push_event(tx, id, now, EventKind::InputRequested, None, &detail)
 }
 
 /// The snapshot acceptance rules, inside the caller's transaction.
 fn apply_snapshot(
-    conn: &Connection,
-    server: &str,
+    tx: &WriteTx<'_>,
+    server: &ServerId,
     task: &Task,
     source: EventKind,
     latency_ms: Option<u64>,
     now: i64,
 ) -> anyhow::Result<bool> {
-    let row = match find_row(conn, server, &task.task_id)? {
+    let row = match find_row(tx, server, &task.task_id)? {
         Some(row) => row,
         None => Row {
-            id: ensure_task(conn, server, &task.task_id, None, now)?.0,
+            id: ensure_task(tx, server, &task.task_id, None, now)?.0,
             terminal: false,
             status: UNKNOWN_STATUS.to_string(),
             snapshot: None,
         },
     };
     let id = row.id;
-    if row.terminal {
-        return Ok(false);
-    }
     let prev: Option<Task> = row
         .snapshot
         .as_deref()
         .and_then(|s| serde_json::from_str(s).ok());
-    if prev.as_ref().is_some_and(|p| is_stale(p, task)) {
-        return Ok(false);
+    match judge(prev.as_ref(), row.terminal, task) {
+        Verdict::Accept => {}
+        Verdict::Payload => {
+            tx.execute(
+                "UPDATE tasks SET snapshot = ?2, last_seen = ?3 WHERE id = ?1",
+                params![id, serde_json::to_string(task)?, now],
+            )?;
+            let detail = json!({ "status": task.status.as_str(), "payload": true });
+            push_event(tx, id, now, source, latency_ms, &detail)?;
+            tx.touch(id)?;
+            return Ok(true);
+        }
+        Verdict::AfterTerminal | Verdict::Stale => return Ok(false),
     }
     let changed = prev.as_ref().is_none_or(|p| !p.same_state(task));
     let terminal = task.status.is_terminal();
-    conn.execute(
+    tx.execute(
         "UPDATE tasks SET snapshot = ?2, status = ?3,
              server_created_at = coalesce(server_created_at, ?4), last_seen = ?5,
              poll_interval_ms = ?6, ttl_ms = ?7, terminal = ?8,
@@ -346,16 +432,17 @@ fn apply_snapshot(
     if !changed {
         return Ok(false);
     }
+    tx.touch(id)?;
     if row.status != task.status.as_str() {
         let detail = json!({
             "from": row.status,
             "to": task.status.as_str(),
             "message": task.status_message,
         });
-        push_event(conn, id, now, EventKind::Status, None, &detail)?;
+        push_event(tx, id, now, EventKind::Status, None, &detail)?;
     }
-    push_input_requested(conn, id, now, prev.as_ref(), task)?;
+    push_input_requested(tx, id, now, prev.as_ref(), task)?;
     let detail = json!({ "status": task.status.as_str() });
-    push_event(conn, id, now, source, latency_ms, &detail)?;
+    push_event(tx, id, now, source, latency_ms, &detail)?;
     Ok(true)
 }

@@ -24,7 +24,8 @@ impl Endpoint {
             })?;
             return Ok(Endpoint::Stdio { argv });
         }
-        if s.starts_with("http://") || s.starts_with("https://") {
+        let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
             reqwest::Url::parse(s).map_err(|e| {
                 McpError::Unsupported(format!("invalid server URL {:?}: {e}", redact_url(s)))
             })?;
@@ -35,10 +36,14 @@ impl Endpoint {
         )))
     }
 
-    /// A stable identity for the ledger and the UI (no secrets: headers are not part of it).
+    /// A stable identity for the ledger and the UI (no secrets: headers are not part of it,
+    /// credentials in the URL are redacted). URLs are normalised (scheme and host lower
+    /// case, default port dropped), so two spellings of one address are one server.
     pub fn identity(&self) -> String {
         match self {
-            Endpoint::Http { url } => redact_url(url),
+            Endpoint::Http { url } => {
+                redact_url(&reqwest::Url::parse(url).map_or_else(|_| url.clone(), String::from))
+            }
             Endpoint::Stdio { argv } => format!(
                 "stdio:{}",
                 shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
@@ -142,9 +147,17 @@ impl Default for ConnectOptions {
 }
 
 impl ConnectOptions {
-    /// Parse `Name: value` or `Name=value`; a value of `${VAR}` or `$VAR` is read from the
+    /// Parse `Name: value` or `Name=value`; `${VAR}` in the value is read from the
     /// environment (so tokens stay out of command lines and files).
     pub fn parse_header(spec: &str) -> Result<(String, String), McpError> {
+        Self::parse_header_with(spec, &process_env)
+    }
+
+    /// [`ConnectOptions::parse_header`] with `env` resolving `${VAR}`.
+    pub fn parse_header_with(
+        spec: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(String, String), McpError> {
         let (name, value) = spec
             .split_once(':')
             .or_else(|| spec.split_once('='))
@@ -161,28 +174,35 @@ impl ConnectOptions {
                 "invalid header name {name:?}"
             )));
         }
-        Ok((name, expand_env(value.trim())?))
+        let value = expand_env(value.trim(), env).map_err(McpError::Unsupported)?;
+        Ok((name, value))
     }
 }
 
-/// Expand every `${VAR}` in `s`; a missing variable is an error naming it.
-pub fn expand_env(s: &str) -> Result<String, McpError> {
+/// Expand every `${VAR}` in `s` with `env`; errors name the variable, never the text around
+/// it (which may be a secret).
+pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| McpError::Unsupported(format!("unterminated ${{ in {s:?}")))?;
+        let end = after.find('}').ok_or("`${` without a closing `}`")?;
         let var = &after[..end];
-        let val = std::env::var(var)
-            .map_err(|_| McpError::Unsupported(format!("environment variable {var} is not set")))?;
+        if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("`${{{var}}}` is not an environment variable name"));
+        }
+        let val = env(var).ok_or_else(|| format!("environment variable {var} is not set"))?;
         out.push_str(&val);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The process environment, for [`expand_env`].
+pub fn process_env(var: &str) -> Option<String> {
+    std::env::var(var).ok()
 }
 
 /// Encode an `Mcp-Name`/`Mcp-Param-*` value: plain visible ASCII as is, anything else
@@ -247,6 +267,15 @@ mod tests {
     }
 
     #[test]
+    fn identities_are_normalised() {
+        let id = |s: &str| Endpoint::parse(s).unwrap().identity();
+        assert_eq!(id("HTTP://LocalHost:80/mcp"), "http://localhost/mcp");
+        assert_eq!(id("http://127.0.0.1:8765/mcp"), "http://127.0.0.1:8765/mcp");
+        assert_eq!(id("https://h.example"), "https://h.example/");
+        assert_eq!(id("http://u:pw@h:9/x"), "http://***:***@h:9/x");
+    }
+
+    #[test]
     fn header_values_are_encoded_when_not_plain() {
         assert_eq!(encode_header_value("hello_world"), "hello_world");
         assert_eq!(encode_header_value("héllo"), "=?base64?aMOpbGxv?=");
@@ -257,12 +286,15 @@ mod tests {
 
     #[test]
     fn headers_expand_environment() {
-        // SAFETY: test-local variable name, no other thread reads it.
-        unsafe { std::env::set_var("TASKRAIL_TEST_TOKEN_X", "s3cret") };
-        let (n, v) =
-            ConnectOptions::parse_header("Authorization: Bearer ${TASKRAIL_TEST_TOKEN_X}").unwrap();
+        let env = |v: &str| (v == "TASKRAIL_TEST_TOKEN_X").then(|| "s3cret".to_string());
+        let (n, v) = ConnectOptions::parse_header_with(
+            "Authorization: Bearer ${TASKRAIL_TEST_TOKEN_X}",
+            &env,
+        )
+        .unwrap();
         assert_eq!((n.as_str(), v.as_str()), ("Authorization", "Bearer s3cret"));
-        assert!(ConnectOptions::parse_header("X-A: ${TASKRAIL_TEST_MISSING_VAR}").is_err());
+        let err = ConnectOptions::parse_header_with("X-A: ${MISSING}", &env).unwrap_err();
+        assert!(err.to_string().contains("MISSING"), "{err}");
         assert!(ConnectOptions::parse_header("no separator").is_err());
     }
 }

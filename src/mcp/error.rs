@@ -57,6 +57,10 @@ pub enum McpError {
     /// The operation is not possible on this server or era.
     #[error("{0}")]
     Unsupported(String),
+    /// A legacy server no longer knows our session (HTTP 404 with `Mcp-Session-Id`): the
+    /// session's tasks are gone with it.
+    #[error("the server dropped the session")]
+    SessionLost,
 }
 
 impl McpError {

@@ -7,27 +7,27 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::jsonrpc::RequestId;
-use super::types::{InputRequest, MAX_INPUT_REQUESTS, Task};
+use super::types::{InputRequest, MAX_INPUT_REQUESTS, Task, TaskId};
 
 /// (input key, server request id, the request) for one task.
 type Pending = Vec<(String, RequestId, InputRequest)>;
 
 #[derive(Default)]
 pub struct PendingInputs {
-    by_task: Mutex<HashMap<String, Pending>>,
+    by_task: Mutex<HashMap<TaskId, Pending>>,
 }
 
 impl PendingInputs {
-    pub fn insert(&self, task_id: &str, key: &str, id: RequestId, request: InputRequest) {
+    pub fn insert(&self, task_id: &TaskId, key: &str, id: RequestId, request: InputRequest) {
         let mut map = self.by_task.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = map.entry(task_id.to_string()).or_default();
+        let entry = map.entry(task_id.clone()).or_default();
         if !entry.iter().any(|(k, _, _)| k == key) {
             entry.push((key.to_string(), id, request));
         }
     }
 
     /// Remove a pending request and return the id to answer.
-    pub fn take(&self, task_id: &str, key: &str) -> Option<RequestId> {
+    pub fn take(&self, task_id: &TaskId, key: &str) -> Option<RequestId> {
         let mut map = self.by_task.lock().unwrap_or_else(|e| e.into_inner());
         let entry = map.get_mut(task_id)?;
         let pos = entry.iter().position(|(k, _, _)| k == key)?;
@@ -76,14 +76,23 @@ mod tests {
         let req = InputRequest {
             method: "elicitation/create".into(),
             params: json!({"message": "ok?"}),
+            reply_to: None,
         };
-        p.insert("t1", "elicitation-7", RequestId::Num(7), req.clone());
-        p.insert("t1", "elicitation-7", RequestId::Num(7), req);
+        p.insert(
+            &TaskId::new("t1"),
+            "elicitation-7",
+            RequestId::Num(7),
+            req.clone(),
+        );
+        p.insert(&TaskId::new("t1"), "elicitation-7", RequestId::Num(7), req);
         let mut t = task(TaskStatus::InputRequired);
         p.merge_into(&mut t);
         assert_eq!(t.input_requests.len(), 1);
-        assert_eq!(p.take("t1", "elicitation-7"), Some(RequestId::Num(7)));
-        assert_eq!(p.take("t1", "elicitation-7"), None);
+        assert_eq!(
+            p.take(&TaskId::new("t1"), "elicitation-7"),
+            Some(RequestId::Num(7))
+        );
+        assert_eq!(p.take(&TaskId::new("t1"), "elicitation-7"), None);
         let mut t = task(TaskStatus::Working);
         p.merge_into(&mut t);
         assert!(t.input_requests.is_empty());
@@ -95,9 +104,10 @@ mod tests {
         let req = InputRequest {
             method: "elicitation/create".into(),
             params: json!({}),
+            reply_to: None,
         };
-        p.insert("t1", "k", RequestId::Num(1), req);
+        p.insert(&TaskId::new("t1"), "k", RequestId::Num(1), req);
         p.merge_into(&mut task(TaskStatus::Completed));
-        assert_eq!(p.take("t1", "k"), None);
+        assert_eq!(p.take(&TaskId::new("t1"), "k"), None);
     }
 }

@@ -15,14 +15,16 @@ pub mod param_headers;
 pub mod push;
 pub mod sse;
 pub mod stdio;
+pub mod task_rules;
 pub mod transport;
 pub mod types;
 
 #[cfg(test)]
 mod decode_tests;
 
-pub use client::McpClient;
+pub use client::{LegacySession, McpClient};
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
 pub use push::{ServerPush, Subscription, SubscriptionEvent};
+pub use task_rules::{Verdict, judge, parse_time};
 pub use types::*;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::error::McpError;
 use super::http::MessageStream;
 use super::jsonrpc::{Incoming, RequestId};
-use super::types::{InputRequest, Task};
+use super::types::{InputRequest, Task, TaskId};
 
 /// Something the server sent without being asked.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,14 +21,14 @@ pub enum ServerPush {
     Task(Task),
     /// Legacy: numeric progress of a task (from the call's progress token).
     Progress {
-        task_id: String,
+        task_id: TaskId,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
     },
     /// Legacy: a server-to-client input request tied to a task.
     InputRequest {
-        task_id: String,
+        task_id: TaskId,
         key: String,
         request: InputRequest,
     },
@@ -48,7 +48,7 @@ pub enum SubscriptionEvent {
 pub struct Subscription {
     pub id: RequestId,
     /// Task ids the server agreed to push; `None` when the ack listed none (poll them all).
-    pub accepted: Option<Vec<String>>,
+    pub accepted: Option<Vec<TaskId>>,
     stream: MessageStream,
     early: Vec<Task>,
 }
@@ -104,7 +104,7 @@ impl Subscription {
                             .map(|a| {
                                 a.iter()
                                     .filter_map(Value::as_str)
-                                    .map(str::to_string)
+                                    .map(TaskId::new)
                                     .collect()
                             });
                         return Ok(Subscription {

@@ -78,6 +78,21 @@ impl Transport {
         }
     }
 
+    /// The HTTP session id, if any (a secret).
+    pub fn session_id(&self) -> Option<String> {
+        match self {
+            Transport::Http(h) => h.session(),
+            Transport::Stdio(_) => None,
+        }
+    }
+
+    /// Use an existing HTTP session (rejoining it after a restart).
+    pub fn set_session_id(&self, id: String) {
+        if let Transport::Http(h) = self {
+            h.set_session(Some(id));
+        }
+    }
+
     pub async fn close(&self) {
         match self {
             Transport::Http(h) => h.delete_session().await,

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 use super::error::McpError;
+pub use crate::ids::TaskId;
 
 /// The modern protocol version (stateless, tasks extension).
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -93,6 +94,10 @@ pub struct InputRequest {
     pub method: String,
     #[serde(default)]
     pub params: Value,
+    /// Legacy: the JSON-RPC id of the server's request, which the answer must carry (kept
+    /// in the ledger so an answer can still be sent after a restart).
+    #[serde(default, rename = "_replyTo", skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<Value>,
 }
 
 impl InputRequest {
@@ -121,7 +126,7 @@ pub struct ErrorObject {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
@@ -173,8 +178,8 @@ impl Task {
         let task_id = obj
             .get("taskId")
             .and_then(Value::as_str)
-            .ok_or_else(|| McpError::decode("task has no string taskId"))?
-            .to_string();
+            .map(TaskId::new)
+            .ok_or_else(|| McpError::decode("task has no string taskId"))?;
         let status = obj
             .get("status")
             .and_then(Value::as_str)
@@ -248,6 +253,7 @@ fn decode_input_requests(map: &Map<String, Value>) -> (BTreeMap<String, InputReq
         let request = InputRequest {
             method: method.to_string(),
             params,
+            reply_to: None,
         };
         kept.insert(k.clone(), request);
     }

@@ -1,6 +1,7 @@
 //! The task table's view model: status tabs, regex filter, sort column and order, the
 //! derived list of visible row keys, and the selection (kept by task identity, never by
-//! index) with its scroll offset. Must not render anything.
+//! index) with its scroll offset; and the board's part of the reducer (the `/` line's
+//! keys, tabs, sort, the viewport). Must not render anything.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -8,8 +9,10 @@ use std::collections::HashMap;
 use regex::{Regex, RegexBuilder};
 use tui_input::{Input, InputRequest};
 
-use super::TaskKey;
+use super::keymap::Action;
+use super::keys::Key;
 use super::task::TaskRow;
+use super::{State, TaskKey, line_edit};
 use crate::mcp::TaskStatus;
 
 /// Status tabs narrowing the rows.
@@ -47,7 +50,7 @@ impl Tab {
     pub fn matches(self, row: &TaskRow) -> bool {
         match self {
             Tab::All => true,
-            Tab::Active => !row.is_terminal(),
+            Tab::Active => !row.is_over(),
             Tab::Input => row.needs_input(),
             Tab::Done => row.status() == Some(&TaskStatus::Completed) && !row.tool_error(),
             Tab::Failed => row.status() == Some(&TaskStatus::Failed) || row.tool_error(),
@@ -191,7 +194,7 @@ impl Filter {
             return true;
         };
         row.tool.as_deref().is_some_and(|t| re.is_match(t))
-            || re.is_match(&row.key.task_id)
+            || re.is_match(row.key.task_id.as_str())
             || row.status().is_some_and(|s| re.is_match(s.as_str()))
             || (row.tool_error() && re.is_match("tool error"))
             || row
@@ -320,4 +323,46 @@ impl Board {
         }
         self.offset = self.offset.min(max_offset);
     }
+}
+
+/// The board's own actions: the filter line, tabs and sort.
+pub(super) fn on_action(state: &mut State, action: Action) {
+    let board = &mut state.board;
+    match action {
+        Action::Filter => board.filter.editing = true,
+        Action::FilterApply => board.filter.editing = false,
+        Action::FilterClear => {
+            board.filter = Filter::default();
+            board.dirty = true;
+        }
+        Action::NextTab | Action::PrevTab => {
+            board.tab = board.tab.cycle(action == Action::NextTab);
+            board.dirty = true;
+        }
+        Action::SortNext => {
+            board.sort = board.sort.next();
+            board.dirty = true;
+        }
+        Action::SortReverse => {
+            board.descending = !board.descending;
+            board.dirty = true;
+        }
+        _ => {}
+    }
+}
+
+/// A key the keymap does not bind, typed into the `/` line: the rows follow as you type.
+pub(super) fn edit_filter(state: &mut State, key: Key) {
+    if let Some(req) = line_edit::request(key) {
+        state.board.filter.edit(req);
+        state.board.dirty = true;
+        state.ensure_view();
+    }
+}
+
+/// The loop measured how many rows the table and a page of the detail views hold.
+pub(super) fn viewport(state: &mut State, table_rows: usize, page_rows: usize) {
+    state.board.viewport = table_rows.max(1);
+    state.page_rows = page_rows.max(1);
+    state.board.clamp_offset();
 }

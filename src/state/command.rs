@@ -1,11 +1,13 @@
-//! The `:` command line: the command vocabulary, parsing a line into a `Command`, and
-//! completion of command names and their arguments (servers, sort columns, themes).
-//! Pure: running a command is the reducer's job (`update_power`).
+//! The `:` command line: the command vocabulary, parsing a line into a `Command`,
+//! completion of command names and their arguments (servers, sort columns, themes), the
+//! line's editing keys and running a command. Pure; effects are returned, never executed.
 
 use tui_input::Input;
 
-use super::{SortColumn, State};
-use crate::engine::ServerId;
+use super::keys::{Key, KeyCode};
+use super::modal::Modal;
+use super::{Effect, Now, SortColumn, State, hints, inbox, line_edit};
+use crate::engine::{NoticeLevel, ServerId};
 
 /// The commands, with their argument synopsis (shown in help and errors).
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -147,7 +149,7 @@ pub fn complete(line: &str, state: &State) -> Vec<String> {
     };
     let options: Vec<String> = match name {
         "server" => std::iter::once("all".to_string())
-            .chain(state.servers.iter().map(|s| s.id.0.clone()))
+            .chain(state.servers.iter().map(|s| s.id.as_str().to_string()))
             .collect(),
         "sort" => match arg.split_once(' ') {
             Some((col, _)) => vec![format!("{col} asc"), format!("{col} desc")],
@@ -210,5 +212,109 @@ impl CommandLine {
         if next.len() >= line.len() {
             self.input = Input::new(next);
         }
+    }
+}
+
+/// `:`: open an empty command line.
+pub(super) fn open(state: &mut State) {
+    state.command = Some(CommandLine::default());
+}
+
+/// `esc`: leave the command line.
+pub(super) fn close(state: &mut State) {
+    state.command = None;
+}
+
+/// `tab`: complete the line.
+pub(super) fn complete_line(state: &mut State) {
+    if let Some(mut line) = state.command.take() {
+        line.complete(state);
+        state.command = Some(line);
+    }
+}
+
+/// A key the keymap does not bind, typed into the command line (backspace on an empty
+/// line leaves it).
+pub(super) fn edit(state: &mut State, key: Key) {
+    let Some(line) = state.command.as_mut() else {
+        return;
+    };
+    if key.code == KeyCode::Backspace && line.input.value().is_empty() {
+        state.command = None;
+        return;
+    }
+    if let Some(req) = line_edit::request(key) {
+        line.input.handle(req);
+        line.error = None;
+        line.candidates.clear();
+    }
+}
+
+/// `enter`: run the line, or keep it open with the reason it cannot run.
+pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
+    let Some(line) = state.command.as_mut() else {
+        return;
+    };
+    let text = line.input.value().to_string();
+    let cmd = match parse(&text, state) {
+        Ok(c) => c,
+        Err(e) => {
+            if let Some(line) = state.command.as_mut() {
+                line.error = Some(e);
+            }
+            return;
+        }
+    };
+    state.command = None;
+    match cmd {
+        Command::Server(server) => {
+            let text = match &server {
+                Some(s) => format!("showing {s} only (:server all for every server)"),
+                None => "showing every server".to_string(),
+            };
+            state.board.server = server;
+            state.board.dirty = true;
+            state.notify(NoticeLevel::Info, &text, now);
+        }
+        Command::Filter(regex) => {
+            state.board.filter.set(&regex);
+            state.board.filter.editing = false;
+            state.board.dirty = true;
+        }
+        Command::Sort(column, order) => {
+            state.board.sort = column;
+            if let Some(desc) = order {
+                state.board.descending = desc;
+            }
+            state.board.dirty = true;
+        }
+        Command::Export(path) => match state.focused_task() {
+            Some(key) => {
+                let path =
+                    path.unwrap_or_else(|| format!("taskrail-{}.jsonl", key.task_id.prefix()));
+                fx.push(Effect::Export { key, path });
+            }
+            None => state.notify(NoticeLevel::Info, "no task selected to export", now),
+        },
+        Command::Theme(name) => {
+            state.theme = name.clone();
+            fx.push(Effect::SetTheme(name));
+        }
+        Command::Inbox => inbox::open(state),
+        Command::Hints => hints::open(state),
+        Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
+        Command::Quit => fx.push(Effect::Quit),
+    }
+}
+
+/// The outcome of `:export`.
+pub(super) fn exported(state: &mut State, result: Result<String, String>, now: Now) {
+    match result {
+        Ok(path) => state.notify(
+            NoticeLevel::Info,
+            &format!("timeline written to {path}"),
+            now,
+        ),
+        Err(e) => state.notify(NoticeLevel::Error, &format!("export failed: {e}"), now),
     }
 }

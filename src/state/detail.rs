@@ -1,15 +1,17 @@
 //! Documents for the detail and result views: every field of a task, its result's content
 //! blocks (text, structured JSON, media placeholders, resource links) or its error, and
 //! its timeline, as sanitized, bounded lines. Large payloads are cut before any work, so
-//! building a document never freezes the UI. Must not render.
+//! building a document never freezes the UI. Also the views' part of the reducer: opening
+//! a task, its timeline arriving, scrolling. Must not render.
 
 use std::io::{self, Write};
 
 use serde_json::Value;
 
-use super::modal::TimelineState;
+use super::modal::{DetailView, Modal, TimelineState};
 use super::task::{Phase, TaskRow};
 use super::time::{Now, short_duration};
+use super::{Effect, State, TaskKey, TimelineEntry, forms};
 use crate::sanitize::{sanitize_block, sanitize_line};
 
 /// Lines kept per text block.
@@ -212,6 +214,7 @@ fn phase_text(row: &TaskRow) -> String {
         Phase::CancelRequested { acked: true } => "cancel requested".to_string(),
         Phase::CancelRequested { acked: false } => "cancel sending".to_string(),
         Phase::EndedAnyway(s) => format!("{} anyway (cancel was requested)", s.as_str()),
+        Phase::Gone(why) => format!("{} (no longer followed)", why.describe()),
     }
 }
 
@@ -219,7 +222,7 @@ fn phase_text(row: &TaskRow) -> String {
 pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLine> {
     let mut out = vec![DocLine::new(LineKind::Heading, "Task")];
     out.push(DocLine::field("server", row.key.server.as_str()));
-    out.push(DocLine::field("task id", &row.key.task_id));
+    out.push(DocLine::field("task id", row.key.task_id.as_str()));
     out.push(DocLine::field(
         "tool",
         row.tool.as_deref().unwrap_or("(unknown)"),
@@ -282,7 +285,7 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         ));
     }
     if let Some(p) = &row.parent_task {
-        out.push(DocLine::field("re-run of", super::task::short_id(p)));
+        out.push(DocLine::field("re-run of", p.prefix()));
     }
     if let Some(args) = &row.arguments {
         out.push(DocLine::new(LineKind::Heading, "Arguments"));
@@ -343,4 +346,53 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         }
     }
     out
+}
+
+/// `enter` on a task: its input form when it waits for input (and may be answered), else
+/// its detail view, whose timeline loads through an effect.
+pub(super) fn open(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
+    let Some(row) = state.selected_row() else {
+        return;
+    };
+    if row.needs_input() && !row.pending.is_empty() && !state.read_only {
+        return forms::open_focused(state, now);
+    }
+    let key = row.key.clone();
+    state.modals.push(Modal::Detail(DetailView {
+        key: key.clone(),
+        scroll: 0,
+        timeline: TimelineState::Loading,
+    }));
+    fx.push(Effect::LoadTimeline(key));
+}
+
+/// The ledger answered an `Effect::LoadTimeline`.
+pub(super) fn timeline_loaded(
+    state: &mut State,
+    key: &TaskKey,
+    result: Result<Vec<TimelineEntry>, String>,
+) {
+    for m in &mut state.modals {
+        if let Modal::Detail(d) = m
+            && &d.key == key
+        {
+            d.timeline = match &result {
+                Ok(entries) => TimelineState::Loaded(entries.clone()),
+                Err(e) => TimelineState::Failed(e.clone()),
+            };
+        }
+    }
+}
+
+/// Scroll the document on top (detail, result or hints view, help) by `delta` lines;
+/// false when no document is on top. The view clamps past the end.
+pub(super) fn scroll(state: &mut State, delta: isize) -> bool {
+    let slot = match state.modals.last_mut() {
+        Some(Modal::Detail(d)) => &mut d.scroll,
+        Some(Modal::Doc(d)) => &mut d.scroll,
+        Some(Modal::Help { scroll }) => scroll,
+        _ => return false,
+    };
+    *slot = slot.saturating_add_signed(delta).min(usize::MAX / 2);
+    true
 }

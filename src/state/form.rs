@@ -4,9 +4,10 @@
 //! Must not render or send anything.
 
 use serde_json::{Map, Number, Value};
-use tui_input::{Input, InputRequest};
+use tui_input::Input;
 
 use super::keys::{Key, KeyCode};
+use super::line_edit;
 use super::text_area::TextArea;
 use crate::sanitize::sanitize_line;
 
@@ -248,20 +249,8 @@ impl Field {
             return self.area.edit(key);
         }
         if self.takes_text() {
-            if let Some(c) = key.text_char() {
-                self.input.handle(InputRequest::InsertChar(c));
-                return true;
-            }
-            let req = match (key.code, key.ctrl) {
-                (KeyCode::Backspace, false) => InputRequest::DeletePrevChar,
-                (KeyCode::Delete, false) => InputRequest::DeleteNextChar,
-                (KeyCode::Left, false) => InputRequest::GoToPrevChar,
-                (KeyCode::Right, false) => InputRequest::GoToNextChar,
-                (KeyCode::Home, _) | (KeyCode::Char('a'), true) => InputRequest::GoToStart,
-                (KeyCode::End, _) | (KeyCode::Char('e'), true) => InputRequest::GoToEnd,
-                (KeyCode::Char('u'), true) => InputRequest::DeleteLine,
-                (KeyCode::Char('w'), true) => InputRequest::DeletePrevWord,
-                _ => return false,
+            let Some(req) = line_edit::request(key) else {
+                return false;
             };
             self.input.handle(req);
             return true;

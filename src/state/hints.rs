@@ -1,10 +1,12 @@
 //! Conformance hints per server: what a server did against the tasks protocol, kept as
-//! one record per kind (count, first and last time, latest evidence), and the document
-//! listing them with advice for the server's authors. Must not render or do I/O.
+//! one record per kind (count, first and last time, latest evidence), one notice the first
+//! time a kind shows, and the document listing them with advice for the server's authors.
+//! Must not render or do I/O.
 
 use super::detail::{DocLine, LineKind};
+use super::modal::{DocView, Modal};
 use super::{Now, ServerState, State};
-use crate::engine::Hint;
+use crate::engine::{Hint, NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +39,29 @@ pub fn record(server: &mut ServerState, hint: Hint, detail: &str, now: Now) {
             server.hints.sort_by_key(|r| r.hint);
         }
     }
+}
+
+/// The engine saw the server break a rule: record it, and say so the first time.
+pub(super) fn misbehaved(state: &mut State, server: &ServerId, hint: Hint, detail: &str, now: Now) {
+    let s = state.server_mut(server);
+    let first = !s.hints.iter().any(|r| r.hint == hint);
+    record(s, hint, detail, now);
+    if first {
+        let text = format!(
+            "{server}: conformance hint: {} (H lists them)",
+            hint.title()
+        );
+        state.notify(NoticeLevel::Warn, &text, now);
+    }
+}
+
+/// `H` / `:hints`: the hints view.
+pub(super) fn open(state: &mut State) {
+    state.modals.push(Modal::Doc(DocView {
+        title: "Conformance hints for server authors".to_string(),
+        lines: hints_doc(state),
+        scroll: 0,
+    }));
 }
 
 /// Break `text` into lines of at most `width` characters at spaces.

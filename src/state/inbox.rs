@@ -1,8 +1,12 @@
 //! The input inbox: one queue of every pending input request across all servers and
-//! tasks, oldest first (by when the request was first seen). Derived from `State` on
-//! demand, so it can never disagree with the rows. Must not render or do I/O.
+//! tasks, oldest first (by when the request was first seen), its popup (open, move,
+//! answer the selected entry in place) and the first-seen times it is ordered by.
+//! Derived from `State` on demand, so it can never disagree with the rows. Must not
+//! render or do I/O.
 
-use super::{Now, State, TaskKey};
+use super::modal::Modal;
+use super::{Now, State, TaskKey, forms};
+use crate::engine::{NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
 
 /// One pending input request.
@@ -78,4 +82,65 @@ impl InboxView {
         let last = len.saturating_sub(1) as isize;
         self.selected = (self.selected as isize + delta).clamp(0, last.max(0)) as usize;
     }
+}
+
+impl State {
+    /// Tasks of `server` waiting for the user's input.
+    pub fn inbox(&self, server: &ServerId) -> usize {
+        self.tasks
+            .values()
+            .filter(|r| &r.key.server == server && r.needs_input())
+            .count()
+    }
+}
+
+/// `i` / `:inbox`: open the popup (once).
+pub(super) fn open(state: &mut State) {
+    if !matches!(state.modals.last(), Some(Modal::Inbox(_))) {
+        state.modals.push(Modal::Inbox(InboxView::default()));
+    }
+}
+
+/// Move the selection of the open inbox; false when the inbox is not on top.
+pub(super) fn move_by(state: &mut State, delta: isize) -> bool {
+    if !matches!(state.modals.last(), Some(Modal::Inbox(_))) {
+        return false;
+    }
+    let len = entries(state).len();
+    if let Some(Modal::Inbox(v)) = state.modals.last_mut() {
+        v.move_by(delta, len);
+    }
+    true
+}
+
+/// Open the input form of the selected entry's task, over the inbox.
+pub(super) fn answer_selected(state: &mut State, now: Now) {
+    let entries = entries(state);
+    let Some(Modal::Inbox(v)) = state.modals.last_mut() else {
+        return;
+    };
+    v.clamp(entries.len());
+    let Some(entry) = entries.get(v.selected) else {
+        return state.notify(NoticeLevel::Info, "nothing waits for input", now);
+    };
+    if state.refuse_read_only(now) {
+        return;
+    }
+    forms::open(state, Some(entry.task.clone()), now);
+}
+
+/// Remember when a request was first seen (the inbox's order).
+pub(super) fn first_seen(state: &mut State, task: &TaskKey, input_key: &str, now: Now) {
+    state
+        .input_since
+        .entry((task.clone(), input_key.to_string()))
+        .or_insert(now);
+}
+
+/// Forget first-seen times of requests that are no longer pending.
+pub(super) fn forget_answered(state: &mut State) {
+    let tasks = &state.tasks;
+    state
+        .input_since
+        .retain(|(task, k), _| tasks.get(task).is_some_and(|r| r.pending.contains_key(k)));
 }

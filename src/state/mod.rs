@@ -1,40 +1,50 @@
 //! The dashboard's state and its pure reducer: `update(&mut State, Msg, now) -> Vec<Effect>`.
-//! Owns `State`, `Msg`, `Effect`, notices and per-server health. Must not do I/O, read the
-//! clock, touch channels or import ratatui/crossterm: effects are data the loop executes.
+//! Owns `State`, `Msg` and `Effect`; each concept (board, forms, inbox, command line, …)
+//! keeps its part of the reducer in its own file, and `update` is the one dispatch point.
+//! Must not do I/O, read the clock, touch channels or import ratatui/crossterm: effects
+//! are data the loop executes.
 
+pub mod alerts;
 pub mod board;
+mod cancel;
 pub mod command;
 pub mod detail;
 pub mod form;
+mod forms;
 pub mod hints;
 pub mod inbox;
 pub mod keymap;
 pub mod keys;
+pub mod line_edit;
 pub mod modal;
+pub mod mouse;
+mod new_task;
+pub mod notices;
 pub mod progress;
+mod rows;
+pub mod servers;
 pub mod task;
 pub mod text_area;
 pub mod time;
 mod update;
-mod update_forms;
-mod update_power;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_forms;
-#[cfg(test)]
-mod tests_power;
 
 use std::collections::HashMap;
 
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
-use crate::mcp::Era;
+use crate::engine::{EngineCommand, EngineEvent, TaskId};
 
+pub use crate::engine::{NoticeLevel, ServerId, Tombstone};
+pub use crate::mcp::TaskStatus;
+pub use alerts::{Alert, AlertKind};
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};
 pub use keys::{Key, KeyCode};
 pub use modal::Modal;
+pub use mouse::{Hit, Mouse};
+pub use notices::{NOTICE_SECS, Notice};
+pub use servers::{Health, ServerState};
 pub use task::TaskRow;
 pub use time::Now;
 pub use update::update;
@@ -43,14 +53,14 @@ pub use update::update;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskKey {
     pub server: ServerId,
-    pub task_id: String,
+    pub task_id: TaskId,
 }
 
 impl TaskKey {
-    pub fn new(server: &ServerId, task_id: &str) -> TaskKey {
+    pub fn new(server: &ServerId, task_id: &TaskId) -> TaskKey {
         TaskKey {
             server: server.clone(),
-            task_id: task_id.to_string(),
+            task_id: task_id.clone(),
         }
     }
 }
@@ -64,55 +74,6 @@ pub struct TimelineEntry {
     pub detail: String,
 }
 
-/// Something the user should read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Notice {
-    pub level: NoticeLevel,
-    /// Sanitized text.
-    pub text: String,
-    pub at: Now,
-}
-
-/// A server's connection health.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Health {
-    Connecting,
-    Connected,
-    Degraded(String),
-    Reconnecting { attempt: u32 },
-}
-
-/// What the header shows about one server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerState {
-    pub id: ServerId,
-    pub name: Option<String>,
-    pub era: Option<Era>,
-    pub push: bool,
-    pub health: Health,
-    pub requests_per_sec: f64,
-    pub requests_total: u64,
-    pub errors_total: u64,
-    /// Conformance problems the server showed, one record per kind.
-    pub hints: Vec<hints::HintRecord>,
-}
-
-impl ServerState {
-    pub fn new(id: ServerId) -> ServerState {
-        ServerState {
-            id,
-            name: None,
-            era: None,
-            push: false,
-            health: Health::Connecting,
-            requests_per_sec: 0.0,
-            requests_total: 0,
-            errors_total: 0,
-            hints: Vec::new(),
-        }
-    }
-}
-
 /// Everything that can change the state. (Messages are moved once, straight into the
 /// reducer, so the size of the engine-event variant does not matter.)
 #[allow(clippy::large_enum_variant)]
@@ -120,8 +81,6 @@ impl ServerState {
 pub enum Msg {
     /// A key press (the reducer interprets it through the keymap and the focused widget).
     Key(Key),
-    /// An intent, already resolved.
-    Action(Action),
     Engine(EngineEvent),
     /// The result of an `Effect::LoadTimeline`.
     TimelineLoaded {
@@ -141,42 +100,6 @@ pub enum Msg {
     Exported(Result<String, String>),
 }
 
-/// What a mouse did, in terms of the screen's parts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mouse {
-    ScrollUp,
-    ScrollDown,
-    Click(Hit),
-}
-
-/// What a click landed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hit {
-    /// The n-th visible row of the task table (0 = first drawn).
-    Row(usize),
-    Tab(Tab),
-    /// The n-th entry of the inbox popup.
-    InboxRow(usize),
-    Elsewhere,
-}
-
-/// Why the user is being called to the terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AlertKind {
-    /// A task started waiting for input.
-    Input,
-    /// A task reached a terminal state.
-    Finished,
-}
-
-/// A bell / desktop notification request (the loop decides, from the config, how).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Alert {
-    pub kind: AlertKind,
-    /// Sanitized, one line.
-    pub text: String,
-}
-
 /// What the reducer asks the loop to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -194,9 +117,6 @@ pub enum Effect {
     Quit,
 }
 
-/// How long a notice stays on screen (seconds).
-pub const NOTICE_SECS: i64 = 8;
-
 /// The whole dashboard state.
 #[derive(Debug)]
 pub struct State {
@@ -212,7 +132,6 @@ pub struct State {
     pub calls: HashMap<u64, (ServerId, String)>,
     /// Lines a page scroll moves in the detail views.
     pub page_rows: usize,
-    pub quit: bool,
     /// The `:` command line, while open.
     pub command: Option<command::CommandLine>,
     /// When each pending input request was first seen (orders the inbox).
@@ -235,7 +154,6 @@ impl State {
             next_call_id: 1,
             calls: HashMap::new(),
             page_rows: 10,
-            quit: false,
             command: None,
             input_since: HashMap::new(),
             themes: vec!["dark".to_string()],
@@ -252,38 +170,24 @@ impl State {
         self.board.selected.as_ref().and_then(|k| self.tasks.get(k))
     }
 
-    pub fn server_mut(&mut self, id: &ServerId) -> &mut ServerState {
-        if let Some(i) = self.servers.iter().position(|s| &s.id == id) {
-            return &mut self.servers[i];
+    /// The task an action applies to: the open detail view's, else the selected row's.
+    pub fn focused_task(&self) -> Option<TaskKey> {
+        match self.modals.last() {
+            Some(Modal::Detail(d)) => Some(d.key.clone()),
+            _ => self.board.selected.clone(),
         }
-        self.servers.push(ServerState::new(id.clone()));
-        self.servers.last_mut().expect("just pushed")
     }
 
-    /// Tasks of `server` waiting for the user's input.
-    pub fn inbox(&self, server: &ServerId) -> usize {
-        self.tasks
-            .values()
-            .filter(|r| &r.key.server == server && r.needs_input())
-            .count()
-    }
-
-    /// Notices still fresh at `now`, newest last.
-    pub fn live_notices(&self, now: Now) -> impl Iterator<Item = &Notice> {
-        self.notices
-            .iter()
-            .filter(move |n| (now - n.at).num_seconds() < NOTICE_SECS)
-    }
-
-    pub fn notify(&mut self, level: NoticeLevel, text: &str, now: Now) {
-        self.notices.push(Notice {
-            level,
-            text: crate::sanitize::sanitize_line(text, 300),
-            at: now,
-        });
-        if self.notices.len() > 50 {
-            self.notices.remove(0);
+    /// Refuse a mutating action in read-only mode (with a notice). True when refused.
+    pub fn refuse_read_only(&mut self, now: Now) -> bool {
+        if self.read_only {
+            self.notify(
+                NoticeLevel::Warn,
+                "read-only: cancel, answer and new calls are disabled",
+                now,
+            );
         }
+        self.read_only
     }
 
     /// The context keys are read in (top modal first).

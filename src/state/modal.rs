@@ -2,8 +2,6 @@
 //! answering a task's requests, the help, and the new-task pickers and argument form.
 //! Builders turn server data into them; they never send anything themselves.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use super::TaskKey;
@@ -11,7 +9,7 @@ use super::detail::{DocLine, json_lines};
 use super::form::Form;
 use super::task::TaskRow;
 use crate::engine::ServerId;
-use crate::mcp::{InputRequest, ToolInfo};
+use crate::mcp::ToolInfo;
 use crate::sanitize::sanitize_line;
 
 /// What a confirmation does when accepted.
@@ -78,8 +76,6 @@ pub struct InputForm {
     pub tool: Option<String>,
     pub sections: Vec<Section>,
     pub form: Form,
-    /// The requests as they were when the form opened.
-    pub requests: BTreeMap<String, InputRequest>,
     pub error: Option<String>,
 }
 
@@ -133,7 +129,6 @@ impl InputForm {
             tool: row.tool.clone(),
             sections,
             form,
-            requests: row.pending.clone(),
             error: None,
         }
     }

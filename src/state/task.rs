@@ -8,9 +8,10 @@ use serde_json::Value;
 
 use super::TaskKey;
 use super::progress;
-use super::time::{Now, parse_lenient, plus_millis};
+use super::time::{Now, plus_millis};
+use crate::engine::Tombstone;
 use crate::engine::UpdateSource;
-use crate::mcp::{InputRequest, Task, TaskStatus};
+use crate::mcp::{InputRequest, Task, TaskId, TaskStatus, Verdict};
 
 /// "Answer sent" until the server moves on.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +46,8 @@ pub enum Phase {
     ToolError,
     /// A cancel was requested but the task ended otherwise.
     EndedAnyway(TaskStatus),
+    /// A tombstone: the server no longer knows the task, or dropped its session.
+    Gone(Tombstone),
 }
 
 /// One task row.
@@ -54,7 +57,7 @@ pub struct TaskRow {
     pub tool: Option<String>,
     pub arguments: Option<Value>,
     pub recorded_at: Option<Now>,
-    pub parent_task: Option<String>,
+    pub parent_task: Option<TaskId>,
     pub task: Option<Task>,
     /// `createdAt` parsed (or when we first recorded it).
     pub created: Option<Now>,
@@ -75,6 +78,10 @@ pub struct TaskRow {
     pub answer: Option<AnswerMark>,
     pub cancel: Option<CancelMark>,
     pub expired: bool,
+    /// Why the tombstone ended (with `expired`).
+    pub end: Option<Tombstone>,
+    /// The client that started the task, when it was not taskrail (a proxied agent host).
+    pub started_by: Option<String>,
 }
 
 impl TaskRow {
@@ -98,6 +105,8 @@ impl TaskRow {
             answer: None,
             cancel: None,
             expired: false,
+            end: None,
+            started_by: None,
         }
     }
 
@@ -107,6 +116,11 @@ impl TaskRow {
 
     pub fn is_terminal(&self) -> bool {
         self.status().is_some_and(TaskStatus::is_terminal)
+    }
+
+    /// Finished, or a tombstone: nothing more will happen to it.
+    pub fn is_over(&self) -> bool {
+        self.expired || self.is_terminal()
     }
 
     /// Completed with a result that has `isError: true`.
@@ -123,12 +137,23 @@ impl TaskRow {
 
     /// Whether the user has something to answer.
     pub fn needs_input(&self) -> bool {
-        !self.is_terminal()
+        // An `input_required` snapshot listing no request at all still wants the user (a
+        // legacy request not fetched yet); one whose requests are all answered does not.
+        let unlisted = self
+            .task
+            .as_ref()
+            .is_some_and(|t| t.input_requests.is_empty());
+        !self.is_over()
             && (!self.pending.is_empty()
-                || (self.status() == Some(&TaskStatus::InputRequired) && self.answer.is_none()))
+                || (self.status() == Some(&TaskStatus::InputRequired)
+                    && self.answer.is_none()
+                    && unlisted))
     }
 
     pub fn phase(&self) -> Phase {
+        if self.expired && !self.is_terminal() {
+            return Phase::Gone(self.end.unwrap_or(Tombstone::Expired));
+        }
         match (&self.task, self.cancel) {
             (None, Some(c)) => Phase::CancelRequested { acked: c.acked },
             (None, None) => Phase::Unknown,
@@ -142,17 +167,26 @@ impl TaskRow {
         }
     }
 
-    /// Fold in a snapshot. Returns false (and changes nothing) when the row is already
-    /// terminal: the first terminal snapshot wins.
+    /// Fold in a snapshot under `mcp::judge` (the first terminal snapshot wins; a terminal
+    /// snapshot may still gain its payload). Returns false when it changed nothing.
     pub fn apply_snapshot(
         &mut self,
         task: Task,
+        pending: &[String],
         source: Option<UpdateSource>,
         latency_ms: Option<u64>,
         now: Now,
     ) -> bool {
-        if self.is_terminal() {
-            return false;
+        match crate::mcp::judge(self.task.as_ref(), self.expired, &task) {
+            Verdict::Accept => {}
+            Verdict::Payload => {
+                if let Some(known) = self.task.as_mut() {
+                    known.result = task.result;
+                    known.error = task.error;
+                }
+                return true;
+            }
+            Verdict::AfterTerminal | Verdict::Stale => return false,
         }
         self.seen_at = Some(now);
         if source.is_some() {
@@ -161,7 +195,7 @@ impl TaskRow {
         if latency_ms.is_some() {
             self.latency_ms = latency_ms;
         }
-        if let Some(c) = task.created_at.as_deref().and_then(parse_lenient) {
+        if let Some(c) = task.created_at.as_deref().and_then(crate::mcp::parse_time) {
             self.created = Some(c);
         }
         self.message_fraction = task
@@ -174,19 +208,27 @@ impl TaskRow {
                 self.answer = None;
             }
         }
-        if task.status.is_terminal() {
-            self.pending.clear();
-        } else {
-            for (k, req) in &task.input_requests {
-                self.offer_input(k, req.clone());
+        self.task = Some(task);
+        self.set_pending(pending);
+        true
+    }
+
+    /// Mirror the engine's list of keys still waiting for an answer (keys answered here
+    /// and not yet acknowledged stay hidden).
+    pub fn set_pending(&mut self, pending: &[String]) {
+        self.pending.clear();
+        if self.is_over() {
+            return;
+        }
+        let Some(task) = &self.task else { return };
+        for k in pending {
+            if self.answered.contains(k) || self.reused.contains(k) {
+                continue;
             }
-            if task.status != TaskStatus::InputRequired {
-                self.pending
-                    .retain(|k, _| task.input_requests.contains_key(k));
+            if let Some(req) = task.input_requests.get(k) {
+                self.pending.insert(k.clone(), req.clone());
             }
         }
-        self.task = Some(task);
-        true
     }
 
     /// Record an input request once per key; answered and reused keys are never re-offered.
@@ -229,11 +271,6 @@ impl TaskRow {
 
     /// First eight characters of the id: ids are bearer secrets.
     pub fn short_id(&self) -> String {
-        short_id(&self.key.task_id)
+        self.key.task_id.prefix()
     }
-}
-
-/// First eight characters of a task id.
-pub fn short_id(id: &str) -> String {
-    id.chars().take(8).collect()
 }

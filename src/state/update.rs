@@ -1,168 +1,78 @@
-//! The reducer: folds key presses, actions and engine events into `State` and returns the
-//! effects the loop must run. Synchronous and pure (the clock comes in as `now`); form and
-//! new-task flows live in `update_forms`. Must not do I/O.
+//! The reducer's one dispatch point: `update` routes each message — a key read through the
+//! keymap of the focused context, an action, an engine event, a loop result — to the
+//! concept that owns it (board, forms, new task, cancel, inbox, command line, hints,
+//! detail, notices, servers, rows, alerts, mouse). Synchronous and pure (the clock comes
+//! in as `now`). Must not hold behaviour of its own beyond the routing.
 
-use tui_input::InputRequest;
-
-use super::detail::result_lines;
 use super::keymap::{Action, Context};
-use super::keys::{Key, KeyCode};
-use super::modal::{Confirm, ConfirmOp, DetailView, DocView, Modal, TimelineState};
-use super::task::{CancelMark, TaskRow, short_id};
-use super::{Effect, Health, Msg, NOTICE_SECS, Now, State, TaskKey};
-use super::{update_forms, update_power};
-use crate::engine::{CallResult, EngineCommand, EngineEvent, NoticeLevel};
+use super::keys::Key;
+use super::modal::{ConfirmOp, Modal};
+use super::{Effect, Msg, Now, State, TaskKey};
+use super::{
+    alerts, board, cancel, command, detail, forms, hints, inbox, mouse, new_task, notices, rows,
+    servers,
+};
+use crate::engine::{EngineCommand, EngineEvent};
 
 /// Apply one message; returns the effects to execute, in order.
 pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
     let mut fx = Vec::new();
-    if matches!(msg, Msg::Key(_) | Msg::Action(_)) {
-        state.ensure_view();
-    }
     match msg {
-        Msg::Key(key) => on_key(state, key, now, &mut fx),
-        Msg::Action(action) => on_action(state, action, now, &mut fx),
-        Msg::Engine(event) => {
-            let watch = update_power::alert_watch(state, &event);
-            if !update_power::on_engine(state, &event, now) {
-                on_engine(state, event, now);
-            }
-            update_power::alerts(state, watch, &mut fx);
-        }
-        Msg::Mouse(mouse) => {
+        Msg::Key(key) => {
             state.ensure_view();
-            if let Some(action) = update_power::on_mouse(state, mouse) {
+            on_key(state, key, now, &mut fx);
+        }
+        Msg::Mouse(m) => {
+            state.ensure_view();
+            if let Some(action) = mouse::on_mouse(state, m) {
                 on_action(state, action, now, &mut fx);
             }
         }
-        Msg::Exported(result) => match result {
-            Ok(path) => state.notify(
-                NoticeLevel::Info,
-                &format!("timeline written to {path}"),
-                now,
-            ),
-            Err(e) => state.notify(NoticeLevel::Error, &format!("export failed: {e}"), now),
-        },
-        Msg::TimelineLoaded { key, result } => {
-            for m in &mut state.modals {
-                if let Modal::Detail(d) = m
-                    && d.key == key
-                {
-                    d.timeline = match &result {
-                        Ok(entries) => TimelineState::Loaded(entries.clone()),
-                        Err(e) => TimelineState::Failed(e.clone()),
-                    };
-                }
-            }
+        Msg::Engine(event) => {
+            let watch = alerts::watch(state, &event);
+            on_engine(state, event, now);
+            alerts::ring(state, watch, &mut fx);
         }
+        Msg::Exported(result) => command::exported(state, result, now),
+        Msg::TimelineLoaded { key, result } => detail::timeline_loaded(state, &key, result),
         Msg::Viewport {
             table_rows,
             page_rows,
-        } => {
-            state.board.viewport = table_rows.max(1);
-            state.page_rows = page_rows.max(1);
-            state.board.clamp_offset();
-        }
+        } => board::viewport(state, table_rows, page_rows),
         Msg::Tick => {
-            state
-                .notices
-                .retain(|n| (now - n.at).num_seconds() < NOTICE_SECS * 4);
-            update_power::tick(state);
+            notices::age(state, now);
+            inbox::forget_answered(state);
         }
     }
     fx
 }
 
+/// A key: the keymap of the focused context first; unbound keys edit the focused line.
 fn on_key(state: &mut State, key: Key, now: Now, fx: &mut Vec<Effect>) {
     let ctx = state.context();
-    match ctx {
-        Context::Command => match state.keymap.action(ctx, key) {
-            Some(action) => on_action(state, action, now, fx),
-            None => update_power::command_key(state, key),
-        },
-        Context::Form => {
-            if let Some(action) = update_forms::form_key(state, key) {
-                on_action(state, action, now, fx);
-            }
+    let action = state.keymap.action(ctx, key);
+    let action = match (ctx, action) {
+        (Context::Form, action) => forms::key(state, key, action),
+        (_, Some(action)) => Some(action),
+        (Context::Command, None) => {
+            command::edit(state, key);
+            None
         }
-        Context::Filter => {
-            if let Some(action) = state.keymap.action(ctx, key) {
-                return on_action(state, action, now, fx);
-            }
-            let req = match key.code {
-                _ if key.text_char().is_some() => key.text_char().map(InputRequest::InsertChar),
-                KeyCode::Backspace => Some(InputRequest::DeletePrevChar),
-                KeyCode::Delete => Some(InputRequest::DeleteNextChar),
-                KeyCode::Left => Some(InputRequest::GoToPrevChar),
-                KeyCode::Right => Some(InputRequest::GoToNextChar),
-                KeyCode::Home => Some(InputRequest::GoToStart),
-                KeyCode::End => Some(InputRequest::GoToEnd),
-                _ => None,
-            };
-            if let Some(req) = req {
-                state.board.filter.edit(req);
-                state.board.dirty = true;
-                state.ensure_view();
-            }
+        (Context::Filter, None) => {
+            board::edit_filter(state, key);
+            None
         }
-        _ => {
-            if let Some(action) = state.keymap.action(ctx, key) {
-                on_action(state, action, now, fx);
-            }
-        }
+        (_, None) => None,
+    };
+    if let Some(action) = action {
+        on_action(state, action, now, fx);
     }
 }
 
-/// Refuse a mutating action in read-only mode. Returns true when refused.
-pub(super) fn refuse_read_only(state: &mut State, now: Now) -> bool {
-    if state.read_only {
-        state.notify(
-            NoticeLevel::Warn,
-            "read-only: cancel, answer and new calls are disabled",
-            now,
-        );
-    }
-    state.read_only
-}
-
-fn scroll(state: &mut State, delta: isize) -> bool {
-    let slot = match state.modals.last_mut() {
-        Some(Modal::Detail(d)) => &mut d.scroll,
-        Some(Modal::Doc(d)) => &mut d.scroll,
-        Some(Modal::Help { scroll }) => scroll,
-        _ => return false,
-    };
-    *slot = if delta == isize::MIN {
-        0
-    } else if delta == isize::MAX {
-        usize::MAX / 2
-    } else {
-        slot.saturating_add_signed(delta).min(usize::MAX / 2)
-    };
-    true
-}
-
+/// An action, routed to the concept it belongs to.
 fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) {
-    if update_power::on_action(state, action, now, fx) {
-        state.ensure_view();
-        return;
-    }
-    let page = state.page_rows as isize;
-    let rows = state.board.viewport as isize;
-    let (delta, board_delta) = match action {
-        Action::Up => (-1, -1),
-        Action::Down => (1, 1),
-        Action::PageUp => (-page, -rows),
-        Action::PageDown => (page, rows),
-        Action::Top => (isize::MIN, isize::MIN / 2),
-        Action::Bottom => (isize::MAX, isize::MAX / 2),
-        _ => (0, 0),
-    };
     match action {
-        Action::Quit => {
-            state.quit = true;
-            fx.push(Effect::Quit);
-        }
+        Action::Quit => fx.push(Effect::Quit),
         Action::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Action::Close | Action::Deny => {
             state.modals.pop();
@@ -172,148 +82,93 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         | Action::PageUp
         | Action::PageDown
         | Action::Top
-        | Action::Bottom => {
-            if scroll(state, delta) {
-                return;
-            }
-            if update_forms::picker_move(state, delta.signum()) {
-                return;
-            }
-            state.ensure_view();
-            state.board.move_by(board_delta);
-        }
-        Action::OpenDetail => {
-            let Some(row) = state.selected_row() else {
-                return;
-            };
-            if row.needs_input() && !row.pending.is_empty() && !state.read_only {
-                return update_forms::open_input_form(state, now);
-            }
-            let key = row.key.clone();
-            state.modals.push(Modal::Detail(DetailView {
-                key: key.clone(),
-                scroll: 0,
-                timeline: TimelineState::Loading,
-            }));
-            fx.push(Effect::LoadTimeline(key));
-        }
+        | Action::Bottom => navigate(state, action),
+        Action::OpenDetail => detail::open(state, now, fx),
         Action::Answer => {
-            if !refuse_read_only(state, now) {
-                update_forms::open_input_form(state, now);
+            if !state.refuse_read_only(now) {
+                forms::open_focused(state, now);
             }
         }
-        Action::Cancel => ask_cancel(state, now),
+        Action::Cancel => cancel::ask(state, now),
+        Action::Rerun => new_task::ask_rerun(state, now),
         Action::Confirm => {
             if let Some(Modal::Confirm(c)) = state.modals.pop() {
                 match c.on_confirm {
-                    ConfirmOp::CancelTask(key) => {
-                        if let Some(row) = state.tasks.get_mut(&key)
-                            && !row.is_terminal()
-                        {
-                            row.cancel = Some(CancelMark { acked: false });
-                            state.board.dirty = true;
-                            fx.push(Effect::Engine(EngineCommand::Cancel {
-                                server: key.server.clone(),
-                                task_id: key.task_id.clone(),
-                            }));
-                        }
-                    }
-                    ConfirmOp::Rerun(key) => update_power::rerun(state, key, now, fx),
+                    ConfirmOp::CancelTask(key) => cancel::send(state, key, fx),
+                    ConfirmOp::Rerun(key) => new_task::rerun(state, key, now, fx),
                 }
             }
         }
-        Action::NewTask => {
-            if !refuse_read_only(state, now) {
-                update_forms::start_new_task(state, now, fx);
+        Action::NewTask => new_task::start(state, now, fx),
+        Action::Select => match state.modals.last() {
+            Some(Modal::Inbox(_)) => inbox::answer_selected(state, now),
+            _ => new_task::picker_select(state, now, fx),
+        },
+        Action::Refresh => {
+            if let Some(key) = state.focused_task() {
+                fx.push(Effect::Engine(EngineCommand::Refresh {
+                    server: key.server,
+                    task_id: Some(key.task_id),
+                }));
             }
         }
-        Action::Select => update_forms::picker_select(state, now, fx),
-        Action::Refresh
-        | Action::Rerun
-        | Action::Inbox
-        | Action::Hints
-        | Action::Command
-        | Action::CommandRun
-        | Action::CommandCancel
-        | Action::Complete => {}
-        Action::Filter => state.board.filter.editing = true,
-        Action::FilterApply => state.board.filter.editing = false,
-        Action::FilterClear => {
-            state.board.filter = Default::default();
-            state.board.dirty = true;
+        Action::Inbox => inbox::open(state),
+        Action::Hints => hints::open(state),
+        Action::Command => command::open(state),
+        Action::CommandRun => command::run(state, now, fx),
+        Action::CommandCancel => command::close(state),
+        Action::Complete => command::complete_line(state),
+        Action::Filter
+        | Action::FilterApply
+        | Action::FilterClear
+        | Action::NextTab
+        | Action::PrevTab
+        | Action::SortNext
+        | Action::SortReverse => board::on_action(state, action),
+        Action::DismissNotice => notices::dismiss(state, now),
+        Action::NextField | Action::PrevField => {
+            forms::move_focus(state, action == Action::NextField)
         }
-        Action::NextTab | Action::PrevTab => {
-            state.board.tab = state.board.tab.cycle(action == Action::NextTab);
-            state.board.dirty = true;
-        }
-        Action::SortNext => {
-            state.board.sort = state.board.sort.next();
-            state.board.dirty = true;
-        }
-        Action::SortReverse => {
-            state.board.descending = !state.board.descending;
-            state.board.dirty = true;
-        }
-        Action::DismissNotice => {
-            state
-                .notices
-                .retain(|n| (now - n.at).num_seconds() < NOTICE_SECS);
-            state.notices.pop();
-        }
-        Action::NextField
-        | Action::PrevField
-        | Action::Toggle
-        | Action::Submit
-        | Action::Decline
-        | Action::Dismiss => update_forms::form_action(state, action, now, fx),
+        Action::Toggle => forms::toggle(state),
+        Action::Submit => match state.modals.last() {
+            Some(Modal::Input(_)) => forms::submit(state, now, fx),
+            Some(Modal::ToolForm(_)) => new_task::submit(state, now, fx),
+            _ => {}
+        },
+        Action::Decline | Action::Dismiss => forms::decline(state, action, now, fx),
     }
     state.ensure_view();
 }
 
-fn ask_cancel(state: &mut State, now: Now) {
-    if refuse_read_only(state, now) {
+/// How far a movement goes in a list whose page holds `page` rows.
+fn steps(action: Action, page: usize) -> isize {
+    let page = page as isize;
+    match action {
+        Action::Up => -1,
+        Action::Down => 1,
+        Action::PageUp => -page,
+        Action::PageDown => page,
+        Action::Top => isize::MIN / 2,
+        _ => isize::MAX / 2,
+    }
+}
+
+/// Up, down, page and top/bottom move whatever is on top: a document, the inbox, a
+/// picker (one entry at a time), else the table's selection.
+fn navigate(state: &mut State, action: Action) {
+    let page = state.page_rows;
+    if detail::scroll(state, steps(action, page))
+        || inbox::move_by(state, steps(action, page))
+        || new_task::picker_move(state, steps(action, 1).signum())
+    {
         return;
     }
-    let key = match state.modals.last() {
-        Some(Modal::Detail(d)) => Some(d.key.clone()),
-        _ => state.board.selected.clone(),
-    };
-    let Some(row) = key.as_ref().and_then(|k| state.tasks.get(k)) else {
-        return state.notify(NoticeLevel::Info, "no task selected", now);
-    };
-    if row.is_terminal() {
-        let status = row
-            .status()
-            .map(|s| s.as_str().to_string())
-            .unwrap_or_default();
-        return state.notify(NoticeLevel::Info, &format!("task already {status}"), now);
-    }
-    if row.cancel.is_some() {
-        return state.notify(NoticeLevel::Info, "cancel already requested", now);
-    }
-    let tool = row.tool.clone().unwrap_or_else(|| "task".to_string());
-    let body = format!(
-        "Cancel {} {} on {}? The server may still finish it.",
-        crate::sanitize::sanitize_line(&tool, 40),
-        row.short_id(),
-        crate::sanitize::sanitize_line(row.key.server.as_str(), 40),
-    );
-    let key = row.key.clone();
-    state.modals.push(Modal::Confirm(Confirm {
-        title: "Cancel task".to_string(),
-        body,
-        on_confirm: ConfirmOp::CancelTask(key),
-    }));
+    state.ensure_view();
+    let rows = state.board.viewport;
+    state.board.move_by(steps(action, rows));
 }
 
-fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRow {
-    state.board.dirty = true;
-    state
-        .tasks
-        .entry(key.clone())
-        .or_insert_with(|| TaskRow::new(key.clone()))
-}
-
+/// An engine event, routed to the concept that owns the fact.
 fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
     match event {
         EngineEvent::ServerConnected {
@@ -321,70 +176,46 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             era,
             push,
             server_name,
-        } => {
-            let s = state.server_mut(&server);
-            s.era = Some(era);
-            s.push = push;
-            s.health = Health::Connected;
-            s.name = server_name.map(|n| crate::sanitize::sanitize_line(&n, 40));
-        }
-        EngineEvent::PushChanged { server, push } => {
-            let s = state.server_mut(&server);
-            s.push = push;
-            // A push stream that is back means the reconnect it announced is over.
-            if push && matches!(s.health, Health::Reconnecting { .. }) {
-                s.health = Health::Connected;
-            }
-        }
+        } => servers::connected(state, &server, era, push, server_name),
+        EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
         EngineEvent::ServerDegraded { server, reason } => {
-            state.server_mut(&server).health =
-                Health::Degraded(crate::sanitize::sanitize_line(&reason, 120));
+            servers::degraded(state, &server, &reason)
         }
         EngineEvent::Reconnecting {
             server, attempt, ..
-        } => state.server_mut(&server).health = Health::Reconnecting { attempt },
-        EngineEvent::TaskKnown {
+        } => servers::reconnecting(state, &server, attempt),
+        EngineEvent::Stats {
             server,
-            task_id,
-            tool,
-            arguments,
-            recorded_at,
-            last,
-            expired,
-            parent_task,
-        } => {
-            let key = TaskKey::new(&server, &task_id);
-            let row = row_mut(state, &key);
-            row.tool = tool.or(row.tool.take());
-            row.arguments = arguments.or(row.arguments.take());
-            row.recorded_at = Some(recorded_at);
-            row.parent_task = parent_task;
-            row.expired |= expired;
-            if let Some(task) = last {
-                let seen = row.seen_at;
-                row.apply_snapshot(task, None, None, now);
-                row.seen_at = seen;
-            }
-            row.created = row.created.or(Some(recorded_at));
-        }
+            requests_total,
+            requests_per_sec,
+            errors_total,
+        } => servers::stats(
+            state,
+            &server,
+            requests_total,
+            requests_per_sec,
+            errors_total,
+        ),
+        EngineEvent::ServerMisbehaved {
+            server,
+            hint,
+            detail,
+        } => hints::misbehaved(state, &server, hint, &detail, now),
+        EngineEvent::TaskKnown { .. } => rows::known(state, event, now),
         EngineEvent::TaskUpdated {
             server,
             task,
             source,
             latency_ms,
-        } => {
-            let key = TaskKey::new(&server, &task.task_id);
-            let row = row_mut(state, &key);
-            if row.apply_snapshot(task, Some(source), latency_ms, now) && row.is_terminal() {
-                close_input_form(state, &key, now);
-            }
-        }
-        EngineEvent::TaskExpired { server, task_id } => {
-            let key = TaskKey::new(&server, &task_id);
-            let row = row_mut(state, &key);
-            row.expired = true;
-            row.pending.clear();
-            close_input_form(state, &key, now);
+            pending,
+        } => rows::snapshot(state, &server, task, &pending, source, latency_ms, now),
+        EngineEvent::TaskExpired {
+            server,
+            task_id,
+            why,
+        } => rows::expired(state, &TaskKey::new(&server, &task_id), why, now),
+        EngineEvent::TaskNotFound { server, task_id } => {
+            rows::not_found(state, &server, &task_id, now)
         }
         EngineEvent::InputRequested {
             server,
@@ -392,156 +223,59 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             key,
             request,
         } => {
-            let tk = TaskKey::new(&server, &task_id);
-            row_mut(state, &tk).offer_input(&key, request);
+            let task = TaskKey::new(&server, &task_id);
+            inbox::first_seen(state, &task, &key, now);
+            rows::input_requested(state, &task, &key, request);
         }
         EngineEvent::InputKeyReused {
             server,
             task_id,
             key,
-        } => {
-            let tk = TaskKey::new(&server, &task_id);
-            let row = row_mut(state, &tk);
-            row.pending.remove(&key);
-            row.reused.insert(key.clone());
-            let text = format!(
-                "{} reused input key {key} for a different request (server bug); not re-prompted",
-                short_id(&task_id)
-            );
-            state.notify(NoticeLevel::Warn, &text, now);
-        }
+        } => rows::input_key_reused(state, &TaskKey::new(&server, &task_id), &key, now),
+        EngineEvent::Progress {
+            server,
+            task_id,
+            progress,
+            total,
+        } => rows::progress(state, &TaskKey::new(&server, &task_id), progress, total),
         EngineEvent::AnswerSent {
             server, task_id, ..
-        } => {
-            let tk = TaskKey::new(&server, &task_id);
-            if let Some(mark) = state.tasks.get_mut(&tk).and_then(|r| r.answer.as_mut()) {
-                mark.acked = true;
-                state.board.dirty = true;
-            }
-        }
+        } => forms::answer_sent(state, &TaskKey::new(&server, &task_id)),
         EngineEvent::AnswerFailed {
             server,
             task_id,
             keys,
             error,
         } => {
-            let tk = TaskKey::new(&server, &task_id);
-            if let Some(row) = state.tasks.get_mut(&tk) {
-                if let Some(mark) = row.answer.take() {
-                    for (k, req) in mark.requests {
-                        row.answered.remove(&k);
-                        if keys.contains(&k) || keys.is_empty() {
-                            row.offer_input(&k, req);
-                        }
-                    }
-                }
-                state.board.dirty = true;
-            }
-            let text = format!("answer to {} failed: {error}", short_id(&task_id));
-            state.notify(NoticeLevel::Error, &text, now);
+            let error = error.to_string();
+            forms::answer_failed(state, &TaskKey::new(&server, &task_id), &keys, &error, now)
         }
-        EngineEvent::CancelSent { server, task_id } => {
-            let tk = TaskKey::new(&server, &task_id);
-            if let Some(c) = state.tasks.get_mut(&tk).and_then(|r| r.cancel.as_mut()) {
-                c.acked = true;
-                state.board.dirty = true;
-            }
-        }
+        EngineEvent::CancelSent {
+            server,
+            task_id,
+            acked,
+        } => cancel::sent(state, &TaskKey::new(&server, &task_id), acked),
         EngineEvent::CancelFailed {
             server,
             task_id,
             error,
-        } => {
-            let tk = TaskKey::new(&server, &task_id);
-            if let Some(row) = state.tasks.get_mut(&tk) {
-                row.cancel = None;
-                state.board.dirty = true;
-            }
-            let text = format!("cancel of {} failed: {error}", short_id(&task_id));
-            state.notify(NoticeLevel::Error, &text, now);
-        }
+        } => cancel::failed(state, &TaskKey::new(&server, &task_id), error.text(), now),
         EngineEvent::CallFinished {
             server,
             call_id,
             tool,
             result,
-        } => {
-            state.calls.remove(&call_id);
-            match result {
-                CallResult::Task { task_id } => {
-                    let tk = TaskKey::new(&server, &task_id);
-                    let row = row_mut(state, &tk);
-                    row.tool = row.tool.take().or(Some(tool.clone()));
-                    let text = format!("{tool}: task {} started", short_id(&task_id));
-                    state.notify(NoticeLevel::Info, &text, now);
-                }
-                CallResult::Plain { result } => {
-                    let title = format!(
-                        "{} on {}: result",
-                        crate::sanitize::sanitize_line(&tool, 40),
-                        crate::sanitize::sanitize_line(server.as_str(), 40)
-                    );
-                    state.modals.push(Modal::Doc(DocView {
-                        title,
-                        lines: result_lines(&result),
-                        scroll: 0,
-                    }));
-                }
-                CallResult::Error { message } => {
-                    let text = format!("{tool} failed: {message}");
-                    state.notify(NoticeLevel::Error, &text, now);
-                }
-            }
-        }
+        } => new_task::call_finished(state, server, call_id, tool, result, now),
         EngineEvent::ToolsListed { server, tools } => {
-            update_forms::tools_listed(state, server, tools, now)
+            new_task::tools_listed(state, server, tools, now)
         }
-        EngineEvent::Progress {
-            server,
-            task_id,
-            progress,
-            total,
-        } => {
-            row_mut(state, &TaskKey::new(&server, &task_id)).reported = Some((progress, total));
+        EngineEvent::ToolsListFailed { server, error } => {
+            new_task::tools_list_failed(state, &server, &error, now)
         }
-        EngineEvent::Stats {
-            server,
-            requests_total,
-            requests_per_sec,
-            errors_total,
-        } => {
-            let s = state.server_mut(&server);
-            s.requests_total = requests_total;
-            s.requests_per_sec = requests_per_sec;
-            s.errors_total = errors_total;
-        }
-        // handled by update_power
-        EngineEvent::ToolsListFailed { .. } | EngineEvent::ServerMisbehaved { .. } => {}
         EngineEvent::Notice {
             server,
             level,
             text,
-        } => {
-            let text = match server {
-                Some(s) => format!("{s}: {text}"),
-                None => text,
-            };
-            state.notify(level, &text, now);
-        }
-    }
-}
-
-/// A terminal or expired task closes its open input form without sending anything.
-fn close_input_form(state: &mut State, key: &TaskKey, now: Now) {
-    let before = state.modals.len();
-    state
-        .modals
-        .retain(|m| !matches!(m, Modal::Input(f) if &f.key == key));
-    if state.modals.len() != before {
-        let text = format!(
-            "task {} ended while its form was open; nothing was sent",
-            short_id(&key.task_id)
-        );
-        state.notify(NoticeLevel::Info, &text, now);
+        } => notices::engine_notice(state, server, level, text, now),
     }
 }

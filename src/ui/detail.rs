@@ -103,7 +103,7 @@ impl Widget for DetailScreen<'_> {
         let inner_w = area.width.saturating_sub(2) as usize;
         let inner_h = area.height.saturating_sub(2) as usize;
         let (lines, scroll, total) = doc_window(&doc, inner_w, view.scroll, inner_h, theme);
-        let short = crate::state::task::short_id(&view.key.task_id);
+        let short = view.key.task_id.prefix();
         let title = scroll_title(&format!("Task {short}"), scroll, inner_h, total);
         let inner = frame(area, buf, &title, theme, true);
         Paragraph::new(lines).render(inner, buf);

@@ -8,7 +8,7 @@ use ratatui::widgets::Widget;
 
 use super::Theme;
 use super::text::fit;
-use crate::engine::NoticeLevel;
+use crate::state::NoticeLevel;
 use crate::state::{Now, State};
 
 pub struct NoticeLine<'a> {

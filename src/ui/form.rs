@@ -15,7 +15,6 @@ use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::form::{Field, FieldKind, Form};
 use crate::state::modal::{InputForm, SectionKind, ToolForm};
-use crate::state::task::short_id;
 
 /// Split a (sanitized) URL into before-host, host, after-host. The host is what follows
 /// any `user@` part of the authority, so `https://good.example@evil.example/` shows evil.
@@ -289,7 +288,7 @@ impl Widget for InputFormPopup<'_> {
             .as_deref()
             .map(|t| sanitize_line(t, 30))
             .unwrap_or_else(|| "task".into());
-        let title = format!("Input for {tool} {}", short_id(&form.key.task_id));
+        let title = format!("Input for {tool} {}", form.key.task_id.prefix());
         let inner = frame(rect, buf, &title, theme, focused);
         let width = inner.width as usize;
         let mut lines: Vec<Line<'static>> = vec![Line::from(vec![

@@ -11,7 +11,6 @@ use super::popup::{centered, frame};
 use super::text::fit;
 use crate::sanitize::sanitize_line;
 use crate::state::inbox::{InboxView, entries, more_not_shown};
-use crate::state::task::short_id;
 use crate::state::time::short_duration;
 use crate::state::{Now, State};
 
@@ -89,7 +88,7 @@ impl Widget for InboxPopup<'_> {
                 ));
             }
             spans.push(Span::styled(
-                format!("{:<9} ", short_id(&e.task.task_id)),
+                format!("{:<9} ", e.task.task_id.prefix()),
                 theme.label,
             ));
             if !narrow {

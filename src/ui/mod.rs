@@ -12,7 +12,6 @@ pub mod popup;
 pub mod table;
 pub mod text;
 pub mod theme;
-pub mod theme_file;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};

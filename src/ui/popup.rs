@@ -8,8 +8,8 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
 use super::Theme;
 use super::text::fit;
-use crate::engine::ServerId;
 use crate::sanitize::sanitize_line;
+use crate::state::ServerId;
 use crate::state::modal::{Confirm, Picker, ToolPicker};
 
 /// A rectangle of `w`x`h` (clamped to `area`) centred in `area`.

@@ -12,6 +12,7 @@ use super::Theme;
 use super::text::fit;
 use super::theme::status_icon;
 use crate::sanitize::sanitize_line;
+use crate::state::Tombstone;
 use crate::state::task::{Phase, TaskRow};
 use crate::state::time::short_duration;
 use crate::state::{Now, SortColumn, State, Tab};
@@ -238,6 +239,8 @@ fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
             theme.status(&s),
         ),
         Phase::ToolError => ("✖ tool error".to_string(), theme.failed),
+        Phase::Gone(Tombstone::SessionLost) => ("⌛ session lost".to_string(), theme.unknown),
+        Phase::Gone(_) => ("⌛ expired".to_string(), theme.unknown),
         Phase::Done(s) => (
             format!("{} {}", status_icon(&s), s.as_str()),
             theme.status(&s),
@@ -248,11 +251,6 @@ fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
             format!("{} {}", status_icon(&s), sanitize_line(s.as_str(), 16)),
             theme.status(&s),
         ),
-    };
-    let text = if r.expired && !r.is_terminal() {
-        "⌛ expired".to_string()
-    } else {
-        text
     };
     (text, style)
 }
@@ -274,7 +272,7 @@ fn progress_cell(r: &TaskRow, theme: &Theme, now: Now, width: usize) -> Line<'st
             Span::styled(format!(" {pct}"), theme.label),
         ]);
     }
-    if r.is_terminal() {
+    if r.is_over() {
         return Line::raw("");
     }
     let start = r.created.or(r.recorded_at);

@@ -40,6 +40,8 @@ impl Run {
 /// One isolated taskrail "user": its own ledger file and log.
 pub struct Taskrail {
     dir: tempfile::TempDir,
+    /// Extra environment for every command (e.g. a token a header refers to).
+    env: Vec<(String, String)>,
 }
 
 impl Default for Taskrail {
@@ -52,7 +54,14 @@ impl Taskrail {
     pub fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("tempdir"),
+            env: Vec::new(),
         }
+    }
+
+    /// Set `key=value` in the environment of every command this user runs.
+    pub fn with_env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_string(), value.to_string()));
+        self
     }
 
     pub fn db(&self) -> PathBuf {
@@ -75,7 +84,8 @@ impl Taskrail {
             .env("TASKRAIL_LOG_LEVEL", "debug")
             .env_remove("HTTP_PROXY")
             .env_remove("http_proxy")
-            .env_remove("ALL_PROXY");
+            .env_remove("ALL_PROXY")
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd
     }
 

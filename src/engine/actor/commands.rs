@@ -1,14 +1,25 @@
-//! The actor's commands: track, call, answer, cancel, and what their replies change.
+//! The actor's commands: track, call, answer, cancel, and what their replies change. An
+//! answer or a cancel for a task another live process follows is left for it in the outbox
+//! (see `outbox.rs`); otherwise it is sent from here.
 //!
 //! Must not block on the network: calls run in spawned tasks that report `Internal`s.
 
 use super::*;
 
+/// Where an answer or a cancel goes.
+enum Route {
+    /// Send it ourselves, through this client.
+    Send(Arc<McpClient>),
+    /// Another live process follows the task: leave it in the outbox.
+    Outbox,
+    /// Not now; the reason is reported.
+    Refuse(Failure),
+    /// Not connected yet: keep the command until we are.
+    Wait,
+}
+
 impl ServerActor {
-    async fn call_refused(&self, call_id: u64, tool: String, why: &str) {
-        let result = CallResult::Error {
-            message: why.into(),
-        };
+    async fn call_done(&self, call_id: u64, tool: String, result: CallResult) {
         self.emit(EngineEvent::CallFinished {
             server: self.id(),
             call_id,
@@ -21,10 +32,7 @@ impl ServerActor {
     pub(super) async fn on_command(&mut self, cmd: EngineCommand) {
         let needs_connection = matches!(
             cmd,
-            EngineCommand::CallTool { .. }
-                | EngineCommand::Answer { .. }
-                | EngineCommand::Cancel { .. }
-                | EngineCommand::ListTools { .. }
+            EngineCommand::CallTool { .. } | EngineCommand::ListTools { .. }
         );
         if needs_connection && self.client.is_none() {
             if self.queued.len() < 1024 {
@@ -41,11 +49,17 @@ impl ServerActor {
                 parent_task,
                 ..
             } => {
-                if self.refuse_read_only("call").await {
-                    return self.call_refused(call_id, tool, "read-only server").await;
+                if let Some(f) = self.refuse_read_only("call").await {
+                    let result = CallResult::Refused {
+                        reason: f.text().to_string(),
+                    };
+                    return self.call_done(call_id, tool, result).await;
                 }
                 let Some(client) = self.client.clone() else {
-                    return self.call_refused(call_id, tool, "not connected").await;
+                    let message = "not connected".to_string();
+                    return self
+                        .call_done(call_id, tool, CallResult::Error { message })
+                        .await;
                 };
                 self.stats.request();
                 let tx = self.internal_tx.clone();
@@ -64,20 +78,21 @@ impl ServerActor {
             }
             EngineCommand::Answer {
                 task_id, responses, ..
-            } => self.answer(task_id, responses).await,
-            EngineCommand::Cancel { task_id, .. } => self.cancel(task_id).await,
+            } => self.answer(task_id, responses, None).await,
+            EngineCommand::Cancel { task_id, .. } => self.cancel(task_id, None).await,
             EngineCommand::Forget { task_id, .. } => {
+                self.release(&task_id);
                 self.tasks.remove(&task_id);
                 self.schedule.remove(&task_id);
                 self.update_listen_ids();
             }
             EngineCommand::Refresh { task_id, .. } => {
-                let ids: Vec<String> = match task_id {
+                let ids: Vec<TaskId> = match task_id {
                     Some(id) => vec![id],
-                    None => self.followed_ids().into_iter().collect(),
+                    None => self.owned_ids(),
                 };
                 for id in ids {
-                    if self.tasks.contains_key(&id) {
+                    if self.tasks.get(&id).is_some_and(|t| t.owned) {
                         self.start_get(&id, UpdateSource::Poll);
                     }
                 }
@@ -101,55 +116,68 @@ impl ServerActor {
         }
     }
 
-    pub(super) async fn track(&mut self, task_id: String) {
-        if self.tasks.contains_key(&task_id) {
-            self.start_get(&task_id, UpdateSource::Resync);
-            return;
+    /// Decide where an answer or a cancel of `task_id` goes. `serving`: we carry out
+    /// another process's request (we follow the task).
+    async fn route(&mut self, task_id: &TaskId, what: &str, serving: bool) -> Route {
+        if let Some(f) = self.refuse_read_only(what).await {
+            return Route::Refuse(f);
         }
-        let server = self.spec.id.0.clone();
-        let era = self.client.as_ref().map(|c| c.era());
-        let id = task_id.clone();
-        let rec = self
-            .ledger(move |l| {
-                l.record_tracked(&server, era, &id)?;
-                l.get(&server, &id)
-            })
-            .await
-            .flatten();
-        match rec {
-            Some(rec) => self.adopt(rec).await,
-            None => {
-                self.emit(EngineEvent::TaskKnown {
-                    server: self.id(),
-                    task_id: task_id.clone(),
-                    tool: None,
-                    arguments: None,
-                    recorded_at: chrono::Utc::now(),
-                    last: None,
-                    expired: false,
-                    parent_task: None,
-                })
-                .await;
-                self.tasks.insert(task_id.clone(), TrackedTask::default());
-                self.schedule.set(&task_id, Instant::now());
+        if !self.tasks.contains_key(task_id) && self.ledger.is_some() {
+            let (server, id) = (self.id(), task_id.clone());
+            if let Some(rec) = self.ledger(move |l| l.get(&server, &id)).await.flatten() {
+                self.adopt(rec, false).await;
             }
         }
-        self.update_listen_ids();
+        if let Some(t) = self.tasks.get(task_id) {
+            if t.terminal || t.expired {
+                let status = t
+                    .last
+                    .as_ref()
+                    .map(|l| l.status.as_str().to_string())
+                    .unwrap_or_else(|| "expired".into());
+                let state = if t.expired { "gone" } else { status.as_str() };
+                return Route::Refuse(Failure::Refused(format!(
+                    "{what} refused: task {task_id} is already {state}"
+                )));
+            }
+            if !t.owned && !serving && self.ledger.is_some() {
+                let (server, id, owner) = (self.id(), task_id.clone(), self.owner.clone());
+                let follower = self
+                    .ledger(move |l| l.follower(&server, &id, &owner))
+                    .await
+                    .flatten();
+                if follower.is_some() {
+                    return Route::Outbox;
+                }
+            }
+            if let Some(s) = t.session {
+                self.join_session(s).await;
+            }
+        }
+        match self.client_for(task_id) {
+            Some(c) => Route::Send(c),
+            None if self
+                .tasks
+                .get(task_id)
+                .is_some_and(|t| self.foreign_session(t)) =>
+            {
+                Route::Refuse(Failure::Failed(format!(
+                    "the session of task {task_id} cannot be reached"
+                )))
+            }
+            None => Route::Wait,
+        }
     }
 
-    pub(super) async fn answer(&mut self, task_id: String, responses: BTreeMap<String, Value>) {
+    /// Answer some input requests of a task (`request`: the outbox request it carries out).
+    pub(super) async fn answer(
+        &mut self,
+        task_id: TaskId,
+        responses: BTreeMap<String, Value>,
+        request: Option<i64>,
+    ) {
         let keys: Vec<String> = responses.keys().cloned().collect();
-        if self.refuse_read_only("answer").await {
-            self.emit(EngineEvent::AnswerFailed {
-                server: self.id(),
-                task_id,
-                keys,
-                error: "read-only server".into(),
-            })
-            .await;
-            return;
-        }
-        let answered: Vec<String> = self
+        let already: Vec<String> = self
             .tasks
             .get(&task_id)
             .map(|t| {
@@ -159,27 +187,65 @@ impl ServerActor {
                     .collect()
             })
             .unwrap_or_default();
-        if !answered.is_empty() {
-            let error = format!("already answered: {}", answered.join(", "));
-            self.emit(EngineEvent::AnswerFailed {
-                server: self.id(),
-                task_id,
-                keys,
-                error,
-            })
-            .await;
-            return;
-        }
-        let Some(client) = self.client.clone() else {
-            self.emit(EngineEvent::AnswerFailed {
-                server: self.id(),
-                task_id,
-                keys,
-                error: "not connected".into(),
-            })
-            .await;
-            return;
+        let route = if already.is_empty() {
+            self.route(&task_id, "answer", request.is_some()).await
+        } else {
+            Route::Refuse(Failure::Refused(format!(
+                "already answered: {}",
+                task_id.mask(&already.join(", "))
+            )))
         };
+        let client = match route {
+            Route::Send(c) => c,
+            Route::Wait => {
+                if self.queued.len() < 1024 {
+                    self.queued.push(EngineCommand::Answer {
+                        server: self.id(),
+                        task_id,
+                        responses,
+                    });
+                }
+                return;
+            }
+            Route::Outbox => {
+                let payload = serde_json::to_value(&responses).unwrap_or(Value::Null);
+                return self
+                    .leave_for_follower(task_id, OutboxKind::Answer, payload, keys)
+                    .await;
+            }
+            Route::Refuse(error) => {
+                if let Some(id) = request {
+                    let why = error.text().to_string();
+                    self.ledger_queue(move |l| l.complete_request(id, Some(&why)));
+                }
+                self.emit(EngineEvent::AnswerFailed {
+                    server: self.id(),
+                    task_id,
+                    keys,
+                    error,
+                })
+                .await;
+                return;
+            }
+        };
+        // The timeline says what was sent before the status change it causes.
+        let (server, id, sent) = (self.id(), task_id.clone(), responses.clone());
+        self.ledger_queue(move |l| {
+            for (key, resp) in &sent {
+                let action = resp
+                    .get("action")
+                    .and_then(Value::as_str)
+                    .unwrap_or("accept");
+                l.record_event(
+                    &server,
+                    &id,
+                    EventKind::InputSent,
+                    None,
+                    &json!({ "key": key, "action": action }),
+                )?;
+            }
+            Ok(())
+        });
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
@@ -190,48 +256,67 @@ impl ServerActor {
                 .send(Internal::Answered {
                     task_id,
                     responses,
+                    request,
                     result,
                 })
                 .await;
         });
     }
 
-    pub(super) async fn cancel(&mut self, task_id: String) {
-        if self.refuse_read_only("cancel").await {
-            self.emit(EngineEvent::CancelFailed {
-                server: self.id(),
-                task_id,
-                error: "read-only server".into(),
-            })
-            .await;
+    /// Cancel a task (`request`: the outbox request it carries out).
+    pub(super) async fn cancel(&mut self, task_id: TaskId, request: Option<i64>) {
+        if self.tasks.get(&task_id).is_some_and(|t| t.cancel_in_flight) {
             return;
         }
-        let Some(client) = self.client.clone() else {
-            self.emit(EngineEvent::CancelFailed {
-                server: self.id(),
-                task_id,
-                error: "not connected".into(),
-            })
-            .await;
-            return;
-        };
-        if let Some(t) = self.tasks.get_mut(&task_id) {
-            if t.cancel_in_flight {
+        let client = match self.route(&task_id, "cancel", request.is_some()).await {
+            Route::Send(c) => c,
+            Route::Wait => {
+                if self.queued.len() < 1024 {
+                    self.queued.push(EngineCommand::Cancel {
+                        server: self.id(),
+                        task_id,
+                    });
+                }
                 return;
             }
+            Route::Outbox => {
+                return self
+                    .leave_for_follower(task_id, OutboxKind::Cancel, Value::Null, Vec::new())
+                    .await;
+            }
+            Route::Refuse(error) => {
+                if let Some(id) = request {
+                    let why = error.text().to_string();
+                    self.ledger_queue(move |l| l.complete_request(id, Some(&why)));
+                }
+                self.emit(EngineEvent::CancelFailed {
+                    server: self.id(),
+                    task_id,
+                    error,
+                })
+                .await;
+                return;
+            }
+        };
+        if let Some(t) = self.tasks.get_mut(&task_id) {
             t.cancel_in_flight = true;
         }
-        let (server, id) = (self.spec.id.0.clone(), task_id.clone());
-        self.ledger(move |l| {
+        let (server, id) = (self.id(), task_id.clone());
+        self.ledger_queue(move |l| {
             l.record_event(&server, &id, EventKind::CancelRequested, None, &json!({}))
-        })
-        .await;
+        });
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
             let result =
                 crate::engine::retry::retry_transient(|| client.cancel_task(&task_id)).await;
-            let _ = tx.send(Internal::Cancelled { task_id, result }).await;
+            let _ = tx
+                .send(Internal::Cancelled {
+                    task_id,
+                    request,
+                    result,
+                })
+                .await;
         });
     }
 
@@ -240,7 +325,7 @@ impl ServerActor {
         call_id: u64,
         tool: String,
         arguments: Value,
-        parent: Option<String>,
+        parent: Option<TaskId>,
         result: Result<CallOutcome, McpError>,
     ) {
         let result = match result {
@@ -250,31 +335,71 @@ impl ServerActor {
                 let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
                 let finding = self.conformance.created(&task_id, era, declared);
                 self.hints(finding).await;
-                let (server, t, a, tl, p) = (self.spec.id.0.clone(), task.clone(), arguments.clone(), tool.clone(), parent.clone());
+                // A lost session may have been replaced while the call was sent.
+                self.refresh_home_session().await;
+                let session = self.home_session;
+                if session.is_some() {
+                    self.created_in_session = true;
+                }
+                let (server, t, a, tl, p) = (
+                    self.id(),
+                    task.clone(),
+                    arguments.clone(),
+                    tool.clone(),
+                    parent.clone(),
+                );
                 // The id is committed to the ledger before anything reports it.
-                self.ledger(move |l| l.record_created(&server, era, &tl, &a, &t, p.as_deref())).await;
+                let stored = self.ledger.is_none()
+                    || self
+                        .ledger(move |l| {
+                            l.record_created(crate::ledger::NewTask {
+                                server: &server,
+                                era,
+                                tool: &tl,
+                                arguments: &a,
+                                task: &t,
+                                parent_task: p.as_ref(),
+                                session,
+                                started_by: None,
+                            })
+                        })
+                        .await
+                        .is_some();
                 self.emit(EngineEvent::TaskKnown {
                     server: self.id(),
-                    task_id: task_id.clone(),
-                    tool: Some(tool.clone()),
-                    arguments: Some(arguments),
-                    recorded_at: chrono::Utc::now(),
-                    last: None,
-                    expired: false,
-                    parent_task: parent,
+                    task: KnownTask {
+                        task_id: task_id.clone(),
+                        tool: Some(tool.clone()),
+                        arguments: Some(arguments),
+                        recorded_at: chrono::Utc::now(),
+                        last: None,
+                        end: None,
+                        parent_task: parent,
+                        pending: Vec::new(),
+                        cancel: None,
+                        started_by: None,
+                    },
                 })
                 .await;
-                self.tasks.entry(task_id.clone()).or_default();
+                let tr = self.tasks.entry(task_id.clone()).or_default();
+                tr.session = session;
+                tr.owned = true;
                 self.seq += 1;
                 let seq = self.seq;
                 self.apply(task, seq, UpdateSource::Create, None).await;
+                if stored && self.ledger.is_some() {
+                    let (server, owner, ttl) =
+                        (self.id(), self.owner.clone(), self.cfg.lease_ttl);
+                    let ids = vec![task_id.clone()];
+                    self.ledger_queue(move |l| l.claim(&server, &ids, &owner, ttl).map(drop));
+                }
                 self.reschedule(&task_id);
                 self.update_listen_ids();
-                if self.client.as_ref().is_some_and(|c| c.era() == Era::Legacy) {
+                if era == Era::Legacy {
                     // Legacy input requests and the final payload arrive on `tasks/result`.
                     self.fetch_result(&task_id);
                 }
-                CallResult::Task { task_id }
+                CallResult::Task { task_id, stored }
             }
             Ok(CallOutcome::Complete(result)) => CallResult::Plain { result },
             Ok(CallOutcome::InputRequired { .. }) => CallResult::Error {
@@ -282,32 +407,28 @@ impl ServerActor {
             },
             Err(e) => {
                 self.stats.error();
-                CallResult::Error { message: e.to_string() }
+                CallResult::Error {
+                    message: e.to_string(),
+                }
             }
         };
-        self.emit(EngineEvent::CallFinished {
-            server: self.id(),
-            call_id,
-            tool,
-            result,
-        })
-        .await;
+        self.call_done(call_id, tool, result).await;
     }
 
     pub(super) async fn on_answered(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
         responses: BTreeMap<String, Value>,
+        request: Option<i64>,
         result: Result<(), McpError>,
     ) {
         let keys: Vec<String> = responses.keys().cloned().collect();
+        let (server, id) = (self.id(), task_id.clone());
         match result {
             Ok(()) => {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.answered.extend(keys.iter().cloned());
                 }
-                let server = self.spec.id.0.clone();
-                let id = task_id.clone();
                 self.ledger(move |l| {
                     for (key, resp) in &responses {
                         let action = resp
@@ -315,13 +436,9 @@ impl ServerActor {
                             .and_then(Value::as_str)
                             .unwrap_or("accept");
                         l.mark_answered(&server, &id, key, action)?;
-                        l.record_event(
-                            &server,
-                            &id,
-                            EventKind::InputSent,
-                            None,
-                            &json!({ "key": key, "action": action }),
-                        )?;
+                    }
+                    if let Some(req) = request {
+                        l.complete_request(req, None)?;
                     }
                     Ok(())
                 })
@@ -337,11 +454,29 @@ impl ServerActor {
             }
             Err(e) => {
                 self.stats.error();
+                let failure = Failure::of(&e, &task_id);
+                let why = failure.text().to_string();
+                self.ledger_queue(move |l| {
+                    l.record_event(
+                        &server,
+                        &id,
+                        EventKind::Error,
+                        None,
+                        &json!({ "answer": why }),
+                    )?;
+                    if let Some(req) = request {
+                        l.complete_request(req, Some(&why))?;
+                    }
+                    Ok(())
+                });
+                if matches!(e, McpError::SessionLost) {
+                    self.session_lost(&task_id).await;
+                }
                 self.emit(EngineEvent::AnswerFailed {
                     server: self.id(),
                     task_id,
                     keys,
-                    error: e.to_string(),
+                    error: failure,
                 })
                 .await;
             }
@@ -350,25 +485,31 @@ impl ServerActor {
 
     pub(super) async fn on_cancelled(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
+        request: Option<i64>,
         result: Result<Option<Task>, McpError>,
     ) {
         if let Some(t) = self.tasks.get_mut(&task_id) {
             t.cancel_in_flight = false;
         }
+        let (server, id) = (self.id(), task_id.clone());
         match result {
             Ok(snapshot) => {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.cancel_requested = true;
                 }
-                let (server, id) = (self.spec.id.0.clone(), task_id.clone());
                 self.ledger(move |l| {
-                    l.record_event(&server, &id, EventKind::CancelAcked, None, &json!({}))
+                    l.record_event(&server, &id, EventKind::CancelAcked, None, &json!({}))?;
+                    if let Some(req) = request {
+                        l.complete_request(req, None)?;
+                    }
+                    Ok(())
                 })
                 .await;
                 self.emit(EngineEvent::CancelSent {
                     server: self.id(),
                     task_id: task_id.clone(),
+                    acked: true,
                 })
                 .await;
                 if let Some(task) = snapshot.filter(|t| t.task_id == task_id) {
@@ -381,27 +522,37 @@ impl ServerActor {
             }
             Err(e) => {
                 self.stats.error();
-                let error = match e {
-                    McpError::TaskNotFound { .. } => {
+                let error = match &e {
+                    McpError::TaskNotFound { .. } => Failure::Gone(
                         "nothing to cancel: the task is unknown to the server or already finished"
-                            .to_string()
-                    }
-                    other => other.to_string(),
+                            .to_string(),
+                    ),
+                    other => Failure::of(other, &task_id),
                 };
+                if let Some(req) = request {
+                    let why = error.text().to_string();
+                    self.ledger_queue(move |l| l.complete_request(req, Some(&why)));
+                }
+                if matches!(e, McpError::SessionLost) {
+                    self.session_lost(&task_id).await;
+                }
                 self.emit(EngineEvent::CancelFailed {
                     server: self.id(),
                     task_id: task_id.clone(),
                     error,
                 })
                 .await;
-                self.start_get(&task_id, UpdateSource::Poll);
+                if self.tasks.get(&task_id).is_some_and(|t| t.owned) {
+                    self.start_get(&task_id, UpdateSource::Poll);
+                }
             }
         }
     }
 }
 
 /// `tools/call`, sent again (at most twice) when the server refuses it with 429 or 503:
-/// it was not processed, and `Retry-After` says when to come back.
+/// it was not processed, and `Retry-After` says when to come back. A lost legacy session is
+/// replaced once, and the call sent in the new one.
 async fn call_with_retry(
     client: &McpClient,
     tool: &str,
@@ -421,6 +572,7 @@ async fn call_with_retry(
                     .min(Duration::from_secs(30));
                 tokio::time::sleep(wait).await;
             }
+            Err(McpError::SessionLost) if attempt < 2 => client.reinitialize().await?,
             other => return other,
         }
     }

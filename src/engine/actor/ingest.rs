@@ -20,6 +20,14 @@ impl ServerActor {
         };
         let pushed = tr.pushed;
         let r = tr.ingest(task.clone(), observed);
+        if let Some(first) = &r.after_terminal {
+            let finding = self.conformance.after_terminal(first, &task, source);
+            self.hints(finding).await;
+            return;
+        }
+        if r.payload {
+            return self.payload_added(&task_id).await;
+        }
         if !r.applied {
             return;
         }
@@ -27,14 +35,28 @@ impl ServerActor {
             self.conformance
                 .snapshot(&task, source, pushed, r.changed, chrono::Utc::now());
         self.hints(findings).await;
-        let era = self.client.as_ref().map(|c| c.era());
+        let era = self.client_for(&task_id).map(|c| c.era());
+        // What the tracker kept (a payload that came early is merged in).
+        let task = self
+            .tasks
+            .get(&task_id)
+            .and_then(|t| t.last.clone())
+            .unwrap_or(task);
+        if !r.changed && source == UpdateSource::Poll {
+            // Nothing to write; the count says how often we asked.
+            if let Some(t) = self.tasks.get_mut(&task_id) {
+                t.quiet_polls = t.quiet_polls.saturating_add(1);
+            }
+        } else {
+            self.flush_quiet_polls(&task_id);
+        }
         if (r.changed || source != UpdateSource::Poll)
             && let Some(ledger) = &self.ledger
         {
             // Queued, not awaited: later ledger calls still see it (the ledger runs jobs
             // in order), and a burst of snapshots shares one transaction.
             let write = (
-                self.spec.id.0.clone(),
+                self.spec.id.clone(),
                 task.clone(),
                 ledger_kind(source),
                 latency_ms,
@@ -44,13 +66,8 @@ impl ServerActor {
                     .await;
             }
         }
-        self.emit(EngineEvent::TaskUpdated {
-            server: self.id(),
-            task: task.clone(),
-            source,
-            latency_ms,
-        })
-        .await;
+        let ev = self.updated(task.clone(), source, latency_ms);
+        self.emit(ev).await;
         // The ledger records `input_requested` with the snapshot itself.
         for (key, request) in r.new_inputs {
             self.emit(EngineEvent::InputRequested {
@@ -66,10 +83,9 @@ impl ServerActor {
             self.hints(finding).await;
             self.notice(
                 NoticeLevel::Warn,
-                format!(
-                    "server bug: input key {key:?} of task {} was reused for a different request",
-                    short_id(&task_id)
-                ),
+                task_id.mask(&format!(
+                    "server bug: input key {key:?} of task {task_id} was reused for a different request"
+                )),
             )
             .await;
             self.emit(EngineEvent::InputKeyReused {
@@ -92,6 +108,8 @@ impl ServerActor {
                         self.start_get(&task_id, UpdateSource::Resync);
                     }
                 }
+            } else {
+                self.release(&task_id);
             }
         } else if era == Some(Era::Legacy) && task.status == TaskStatus::InputRequired {
             // Legacy servers deliver the input request on the stream of a `tasks/result` call.
@@ -99,43 +117,63 @@ impl ServerActor {
         }
     }
 
-    /// Attach the payload of a terminal task (legacy `tasks/result`, or the one
-    /// `tasks/get` after a terminal `CreateTaskResult`). Before the task is known to be
-    /// terminal the payload is kept until the terminal snapshot arrives.
+    /// Write the count of polls that changed nothing since the last write (one `polls`
+    /// event), before whatever is written next.
+    pub(super) fn flush_quiet_polls(&mut self, task_id: &TaskId) {
+        let Some(t) = self.tasks.get_mut(task_id) else {
+            return;
+        };
+        let count = std::mem::take(&mut t.quiet_polls);
+        if count == 0 {
+            return;
+        }
+        let status = t.last.as_ref().map(|l| l.status.as_str().to_string());
+        let (server, id) = (self.id(), task_id.clone());
+        self.ledger_queue(move |l| {
+            let detail = json!({ "unchanged": count, "status": status });
+            l.record_event(&server, &id, EventKind::Polls, None, &detail)
+        });
+    }
+
+    /// The payload of a terminal task (legacy `tasks/result`): merged into the terminal
+    /// snapshot now, or kept until that snapshot arrives.
     pub(super) async fn merge_payload(
         &mut self,
-        task_id: &str,
+        task_id: &TaskId,
         result: Option<Value>,
         error: Option<ErrorObject>,
     ) {
-        if result.is_none() && error.is_none() {
-            return;
-        }
         let Some(tr) = self.tasks.get_mut(task_id) else {
             return;
         };
-        let Some(last) = tr.last.as_mut() else { return };
-        if !tr.terminal || last.result.is_some() || last.error.is_some() {
-            if !tr.terminal {
-                last.result = result.or(last.result.take());
-                last.error = error.or(last.error.take());
-            }
+        if !tr.terminal {
+            tr.keep_early_payload(result, error);
             return;
         }
-        last.result = result;
-        last.error = error;
-        let task = last.clone();
-        let server = self.spec.id.0.clone();
-        let snap = task.clone();
-        self.ledger(move |l| l.record_snapshot(&server, &snap, EventKind::Resync, None))
-            .await;
-        self.emit(EngineEvent::TaskUpdated {
-            server: self.id(),
-            task,
-            source: UpdateSource::Resync,
-            latency_ms: None,
-        })
-        .await;
+        let Some(mut task) = tr.last.clone() else {
+            return;
+        };
+        task.result = result;
+        task.error = error;
+        self.seq += 1;
+        self.apply(task, self.seq, UpdateSource::Resync, None).await;
+    }
+
+    /// A terminal task's snapshot gained its result or error: store and report it.
+    async fn payload_added(&mut self, task_id: &TaskId) {
+        let Some(task) = self.tasks.get(task_id).and_then(|t| t.last.clone()) else {
+            return;
+        };
+        if let Some(ledger) = &self.ledger {
+            let write = (self.spec.id.clone(), task.clone(), EventKind::Resync, None);
+            if let Err(e) = ledger.queue_snapshot(write) {
+                self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}"))
+                    .await;
+            }
+        }
+        self.release(task_id);
+        let ev = self.updated(task, UpdateSource::Resync, None);
+        self.emit(ev).await;
     }
 
     pub(super) async fn on_push(&mut self, push: ServerPush) {
@@ -175,11 +213,6 @@ impl ServerActor {
         self.seq += 1;
         let seq = self.seq;
         let id = task.task_id.clone();
-        if self.tasks.get(&id).is_some_and(|t| t.terminal) {
-            self.check_terminal(&task, UpdateSource::Push).await;
-            self.merge_payload(&id, task.result, task.error).await;
-            return;
-        }
         self.apply(task, seq, UpdateSource::Push, None).await;
         self.reschedule(&id);
     }
@@ -191,11 +224,11 @@ impl ServerActor {
                 accepted,
                 full_resync,
             } => {
-                let accepted: BTreeSet<String> = match accepted {
+                let accepted: BTreeSet<TaskId> = match accepted {
                     Some(a) => a.into_iter().collect(),
                     None => BTreeSet::new(),
                 };
-                let newly: Vec<String> = if full_resync {
+                let newly: Vec<TaskId> = if full_resync {
                     requested.iter().cloned().collect()
                 } else {
                     requested.difference(&self.subscribed).cloned().collect()
@@ -222,7 +255,7 @@ impl ServerActor {
                         self.start_get(&id, UpdateSource::Resync);
                     }
                 }
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
+                let ids: Vec<TaskId> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     self.reschedule(&id);
                 }
@@ -233,13 +266,13 @@ impl ServerActor {
                 attempt,
                 retry_in,
             } => {
-                tracing::info!(server = %self.spec.id, "push stream lost: {error}");
+                tracing::info!(server = %self.spec.id, "push stream lost: {}", self.mask_ids(&error));
                 self.subscribed.clear();
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
                 }
                 let now = Instant::now();
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
+                let ids: Vec<TaskId> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     let due = now + self.poll_delay(&id);
                     self.schedule.set_if_earlier(&id, due);
@@ -269,7 +302,7 @@ impl ServerActor {
                 Box::pin(self.on_listen(ListenMsg::Unavailable(why))).await;
             }
             ListenMsg::Unavailable(why) => {
-                tracing::info!(server = %self.spec.id, "no push: {why}");
+                tracing::info!(server = %self.spec.id, "no push: {}", self.mask_ids(&why));
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
                 }
@@ -281,25 +314,12 @@ impl ServerActor {
                     push: false,
                 })
                 .await;
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
+                let ids: Vec<TaskId> = self.followed_ids().into_iter().collect();
                 for id in ids {
                     let due = Instant::now() + self.poll_delay(&id);
                     self.schedule.set_if_earlier(&id, due);
                 }
             }
-        }
-    }
-
-    /// A snapshot of a task already terminal must repeat that terminal state.
-    pub(super) async fn check_terminal(&mut self, task: &Task, source: UpdateSource) {
-        let first = self
-            .tasks
-            .get(&task.task_id)
-            .and_then(|t| t.last.as_ref())
-            .map(|t| t.status.clone());
-        if let Some(first) = first {
-            let finding = self.conformance.after_terminal(&first, task, source);
-            self.hints(finding).await;
         }
     }
 }

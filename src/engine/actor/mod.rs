@@ -1,12 +1,14 @@
 //! One actor per server: connects (with backoff), follows tasks push-first with a paced
 //! polling fallback, runs calls, answers and cancels, and reports `EngineEvent`s.
 //!
-//! Owns: the connection, the followed tasks and their schedule. Network calls run in
-//! spawned tasks whose results come back as `Internal` messages, so the actor never
-//! blocks on the network. Must not import ratatui or crossterm.
+//! Owns: the connection (and the legacy sessions it rejoins), the followed tasks and their
+//! schedule. A task is polled only by the process holding its lease in the shared ledger;
+//! the others mirror what that process records. Network calls run in spawned tasks whose
+//! results come back as `Internal` messages, so the actor never blocks on the network.
+//! Must not import ratatui or crossterm.
 
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -20,49 +22,78 @@ use super::schedule::Schedule;
 use super::stats::RequestStats;
 use super::tracker::TrackedTask;
 use super::{EngineConfig, ServerSpec};
-use crate::ledger::{EventKind, LedgerHandle, short_id};
+use crate::ledger::{
+    EventKind, LedgerHandle, OutboxKind, OutboxOutcome, OutboxRequest, Owner, TaskRecord,
+};
 use crate::mcp::{
     CallOutcome, Era, ErrorObject, McpClient, McpError, ServerPush, Task, TaskStatus, ToolInfo,
 };
 
 mod commands;
+mod connect;
+mod follow;
 mod ingest;
+mod outbox;
 mod polling;
 
 type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
+
+/// What the router hands an actor.
+pub(in crate::engine) enum ActorMsg {
+    Command(EngineCommand),
+    /// A task row another process changed in the shared ledger.
+    Ledger(Box<TaskRecord>),
+    /// Another process asks us, the follower of the task, to answer or cancel it.
+    Request(OutboxRequest),
+    /// How a request we left for the follower of a task ended.
+    Outcome(OutboxOutcome),
+}
 
 /// Results of spawned network calls.
 pub(super) enum Internal {
     Connected(Connected),
     Polled {
-        task_id: String,
+        task_id: TaskId,
         observed: u64,
         result: Result<Task, McpError>,
         latency_ms: u64,
         source: UpdateSource,
     },
     ResultFetched {
-        task_id: String,
+        task_id: TaskId,
         result: Result<Result<Value, ErrorObject>, McpError>,
     },
     Called {
         call_id: u64,
         tool: String,
         arguments: Value,
-        parent: Option<String>,
+        parent: Option<TaskId>,
         result: Result<CallOutcome, McpError>,
     },
     Answered {
-        task_id: String,
+        task_id: TaskId,
         responses: BTreeMap<String, Value>,
+        /// The outbox request this answer carries out, if another process asked for it.
+        request: Option<i64>,
         result: Result<(), McpError>,
     },
     Cancelled {
-        task_id: String,
+        task_id: TaskId,
+        request: Option<i64>,
         result: Result<Option<Task>, McpError>,
     },
     Tools(Result<Vec<ToolInfo>, McpError>),
     Listen(ListenMsg),
+    /// A push from a rejoined legacy session.
+    SessionPush(ServerPush),
+}
+
+/// A request this actor left in the outbox for another process, until its outcome.
+pub(super) struct Awaited {
+    pub task_id: TaskId,
+    pub kind: OutboxKind,
+    pub keys: Vec<String>,
+    pub deadline: Instant,
 }
 
 pub(super) struct ServerActor {
@@ -70,18 +101,27 @@ pub(super) struct ServerActor {
     cfg: EngineConfig,
     ledger: Option<LedgerHandle>,
     events: mpsc::Sender<EngineEvent>,
+    owner: Owner,
     client: Option<Arc<McpClient>>,
     push_rx: Option<mpsc::Receiver<ServerPush>>,
-    tasks: HashMap<String, TrackedTask>,
+    /// The ledger row of the home connection's legacy session.
+    home_session: Option<i64>,
+    /// Legacy sessions of other connections (earlier runs, other processes), rejoined.
+    sessions: HashMap<i64, Arc<McpClient>>,
+    /// Sessions the server dropped: their tasks are tombstones.
+    lost_sessions: HashSet<i64>,
+    /// A task was created in the home session: never end it (a DELETE may cancel them).
+    created_in_session: bool,
+    tasks: HashMap<TaskId, TrackedTask>,
     schedule: Schedule,
     seq: u64,
     in_flight: usize,
     internal_tx: mpsc::Sender<Internal>,
     internal_rx: mpsc::Receiver<Internal>,
-    listen_ids: watch::Sender<BTreeSet<String>>,
+    listen_ids: watch::Sender<BTreeSet<TaskId>>,
     push_task: Option<JoinHandle<()>>,
     push_on: bool,
-    subscribed: BTreeSet<String>,
+    subscribed: BTreeSet<TaskId>,
     backoff_until: Option<Instant>,
     connect_attempt: u32,
     connecting: bool,
@@ -91,23 +131,33 @@ pub(super) struct ServerActor {
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
     conformance: Conformance,
+    /// Requests we left for the follower of a task.
+    awaited: HashMap<i64, Awaited>,
+    /// Outbox requests we are carrying out (each once).
+    serving: HashSet<i64>,
+    /// Seconds of the 1 Hz tick so far.
+    ticks: u64,
 }
+
+/// Unchanged polls are written as a count at least this often (seconds).
+const QUIET_FLUSH_TICKS: u64 = 60;
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
     match source {
         UpdateSource::Create => EventKind::Created,
         UpdateSource::Push => EventKind::Push,
         UpdateSource::Poll => EventKind::Poll,
-        UpdateSource::Resync => EventKind::Resync,
+        UpdateSource::Resync | UpdateSource::Ledger => EventKind::Resync,
     }
 }
 
 impl ServerActor {
-    pub(super) fn new(
+    pub(in crate::engine) fn new(
         spec: ServerSpec,
         cfg: EngineConfig,
         ledger: Option<LedgerHandle>,
         events: mpsc::Sender<EngineEvent>,
+        owner: Owner,
     ) -> Self {
         let (internal_tx, internal_rx) = mpsc::channel(1024);
         let (listen_ids, _) = watch::channel(BTreeSet::new());
@@ -116,8 +166,13 @@ impl ServerActor {
             cfg,
             ledger,
             events,
+            owner,
             client: None,
             push_rx: None,
+            home_session: None,
+            sessions: HashMap::new(),
+            lost_sessions: HashSet::new(),
+            created_in_session: false,
             tasks: HashMap::new(),
             schedule: Schedule::default(),
             seq: 0,
@@ -136,6 +191,9 @@ impl ServerActor {
             stats: RequestStats::default(),
             queued: Vec::new(),
             conformance: Conformance::default(),
+            awaited: HashMap::new(),
+            serving: HashSet::new(),
+            ticks: 0,
         }
     }
 
@@ -169,6 +227,7 @@ impl ServerActor {
         }
     }
 
+    /// Run `f` on the ledger thread; a failure is logged and shown, and gives `None`.
     async fn ledger<R: Send + 'static>(
         &self,
         f: impl FnOnce(&crate::ledger::Ledger) -> anyhow::Result<R> + Send + 'static,
@@ -185,7 +244,35 @@ impl ServerActor {
         }
     }
 
-    pub(super) async fn run(mut self, mut commands: mpsc::Receiver<EngineCommand>) {
+    /// Queue a ledger job without waiting (it runs before any later job).
+    fn ledger_queue(
+        &self,
+        f: impl FnOnce(&crate::ledger::Ledger) -> anyhow::Result<()> + Send + 'static,
+    ) {
+        if let Some(ledger) = &self.ledger
+            && let Err(e) = ledger.submit(f)
+        {
+            tracing::warn!("ledger: {e:#}");
+        }
+    }
+
+    /// A `TaskUpdated` for `task` with the keys the tracker still counts as pending.
+    fn updated(&self, task: Task, source: UpdateSource, latency_ms: Option<u64>) -> EngineEvent {
+        let pending = self
+            .tasks
+            .get(&task.task_id)
+            .map(TrackedTask::pending_keys)
+            .unwrap_or_default();
+        EngineEvent::TaskUpdated {
+            server: self.id(),
+            task,
+            source,
+            latency_ms,
+            pending,
+        }
+    }
+
+    pub(in crate::engine) async fn run(mut self, mut inbox: mpsc::Receiver<ActorMsg>) {
         if self.cfg.resume {
             self.resume_from_ledger().await;
         }
@@ -198,23 +285,38 @@ impl ServerActor {
                 .next_due()
                 .map(|d| self.backoff_until.map_or(d, |b| d.max(b)));
             tokio::select! {
-                cmd = commands.recv() => match cmd {
-                    None | Some(EngineCommand::Shutdown) => break,
-                    Some(cmd) => self.on_command(cmd).await,
+                msg = inbox.recv() => match msg {
+                    None | Some(ActorMsg::Command(EngineCommand::Shutdown)) => break,
+                    Some(ActorMsg::Command(cmd)) => self.on_command(cmd).await,
+                    Some(ActorMsg::Ledger(rec)) => self.on_ledger_record(*rec).await,
+                    Some(ActorMsg::Request(req)) => self.on_request(req).await,
+                    Some(ActorMsg::Outcome(outcome)) => self.on_outcome(outcome).await,
                 },
                 Some(msg) = self.internal_rx.recv() => self.on_internal(msg).await,
                 Some(push) = recv_opt(&mut self.push_rx) => self.on_push(push).await,
                 _ = sleep_opt(due) => self.poll_due().await,
-                _ = tick.tick() => self.emit_stats().await,
+                _ = tick.tick() => self.on_tick().await,
             }
+        }
+        self.shutdown().await;
+    }
+
+    async fn shutdown(&mut self) {
+        let ids: Vec<TaskId> = self.tasks.keys().cloned().collect();
+        for id in ids {
+            self.flush_quiet_polls(&id);
         }
         // Queued snapshots are on disk before the engine stops.
         self.ledger(|_| Ok(())).await;
         if let Some(t) = self.push_task.take() {
             t.abort();
         }
+        for (id, a) in std::mem::take(&mut self.awaited) {
+            self.ledger_queue(move |l| l.abandon_request(id, "the requester stopped waiting"));
+            tracing::debug!(task = %a.task_id, "gave up waiting for an outbox request");
+        }
         if let Some(c) = self.client.take() {
-            if self.followed_ids().is_empty() {
+            if self.followed_ids().is_empty() && !self.created_in_session {
                 c.close().await;
             } else {
                 c.detach().await;
@@ -222,169 +324,31 @@ impl ServerActor {
         }
     }
 
-    async fn resume_from_ledger(&mut self) {
-        let server = self.spec.id.0.clone();
-        let history = self.cfg.history;
-        let Some(records) = self.ledger(move |l| l.list(history)).await else {
-            return;
-        };
-        for rec in records.into_iter().filter(|r| r.server == server) {
-            self.adopt(rec).await;
-        }
-        self.update_listen_ids();
-    }
-
-    /// Start following a ledger record: report it, then poll it unless it is finished.
-    async fn adopt(&mut self, rec: crate::ledger::TaskRecord) {
-        let mut tr = TrackedTask {
-            answered: rec.answered_keys.iter().cloned().collect(),
-            expired: rec.expired,
-            ..Default::default()
-        };
-        tr.terminal = rec.terminal
-            || rec
-                .snapshot
-                .as_ref()
-                .is_some_and(|s| s.status.is_terminal());
-        let follow = !tr.terminal && !tr.expired;
-        // A finished task needs no snapshot here (it is never polled or merged again):
-        // the board keeps the only copy.
-        if follow {
-            tr.last = rec.snapshot.clone();
-        }
-        self.emit(EngineEvent::TaskKnown {
-            server: self.id(),
-            task_id: rec.task_id.clone(),
-            tool: rec.tool,
-            arguments: rec.arguments,
-            recorded_at: rec.recorded_at,
-            last: rec.snapshot,
-            expired: rec.expired,
-            parent_task: rec.parent_task,
-        })
-        .await;
-        self.tasks.insert(rec.task_id.clone(), tr);
-        if follow {
-            self.schedule.set(&rec.task_id, Instant::now());
-        }
-    }
-
-    fn start_connect(&mut self, delay: Duration) {
-        if self.connecting {
-            return;
-        }
-        self.connecting = true;
-        let endpoint = self.spec.endpoint.clone();
-        let options = self.spec.options.clone();
-        let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            let result = McpClient::connect(endpoint, options).await;
-            let _ = tx.send(Internal::Connected(result)).await;
-        });
-    }
-
-    async fn on_connected(&mut self, result: Connected) {
-        self.connecting = false;
-        match result {
-            Ok((client, push_rx)) => {
-                let info = client.info();
-                self.connect_attempt = 0;
-                self.transport_failures = 0;
-                self.degraded = false;
-                self.client = Some(client.clone());
-                self.push_rx = Some(push_rx);
-                self.emit(EngineEvent::ServerConnected {
-                    server: self.id(),
-                    era: info.era,
-                    push: false,
-                    server_name: info.name.clone(),
-                })
-                .await;
-                if !info.tasks {
-                    self.notice(
-                        NoticeLevel::Warn,
-                        "the server does not offer tasks; calls will return plain results".into(),
-                    )
-                    .await;
-                }
-                self.start_push(client, info.era, info.tasks);
-                let now = Instant::now();
-                let ids: Vec<String> = self.followed_ids().into_iter().collect();
-                for id in ids {
-                    self.schedule.set(&id, now);
-                }
-                for cmd in std::mem::take(&mut self.queued) {
-                    Box::pin(self.on_command(cmd)).await;
-                }
-            }
-            Err(e) => {
-                self.connect_attempt += 1;
-                let retry_in = backoff(
-                    self.connect_attempt,
-                    self.cfg.backoff_base,
-                    self.cfg.backoff_max,
-                );
-                let reason = e.to_string();
-                tracing::warn!(server = %self.spec.id, "connect failed: {reason}");
-                self.degraded = true;
-                self.emit(EngineEvent::ServerDegraded {
-                    server: self.id(),
-                    reason,
-                })
-                .await;
-                self.emit(EngineEvent::Reconnecting {
-                    server: self.id(),
-                    attempt: self.connect_attempt,
-                    retry_in,
-                })
-                .await;
-                self.start_connect(retry_in);
-            }
-        }
-    }
-
-    fn start_push(&mut self, client: Arc<McpClient>, era: Era, tasks: bool) {
-        if let Some(t) = self.push_task.take() {
-            t.abort();
-        }
-        self.push_on = false;
-        self.subscribed.clear();
-        if !tasks || self.cfg.no_push {
-            return;
-        }
-        let (tx, mut rx) = mpsc::channel::<ListenMsg>(1024);
-        let internal = self.internal_tx.clone();
-        tokio::spawn(async move {
-            while let Some(m) = rx.recv().await {
-                if internal.send(Internal::Listen(m)).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let (base, max) = (self.cfg.backoff_base, self.cfg.backoff_max);
-        self.push_task = Some(match era {
-            Era::Modern => tokio::spawn(run_listen(
-                client,
-                self.listen_ids.subscribe(),
-                tx,
-                base,
-                max,
-            )),
-            Era::Legacy => tokio::spawn(run_legacy_stream(client, tx)),
-        });
-    }
-
-    fn followed_ids(&self) -> BTreeSet<String> {
+    fn followed_ids(&self) -> BTreeSet<TaskId> {
         self.tasks
             .iter()
-            .filter(|(_, t)| !t.terminal && !t.expired)
+            .filter(|(_, t)| t.live())
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Tasks this engine polls (it holds their lease).
+    fn owned_ids(&self) -> Vec<TaskId> {
+        self.tasks
+            .iter()
+            .filter(|(_, t)| t.live() && t.owned && !t.provisional)
             .map(|(id, _)| id.clone())
             .collect()
     }
 
     fn update_listen_ids(&mut self) {
-        let ids = self.followed_ids();
+        // Only owned tasks of the home connection are pushed to us.
+        let ids: BTreeSet<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.live() && t.owned && !self.foreign_session(t))
+            .map(|(id, _)| id.clone())
+            .collect();
         self.listen_ids.send_if_modified(|cur| {
             if *cur != ids {
                 *cur = ids;
@@ -395,15 +359,22 @@ impl ServerActor {
         });
     }
 
-    async fn refuse_read_only(&self, what: &str) -> bool {
-        if self.spec.read_only {
-            self.notice(
-                NoticeLevel::Warn,
-                format!("{what} refused: the server is read-only"),
-            )
-            .await;
+    /// `text` with every followed task's full id replaced by its short form (server error
+    /// texts echo ids; logs and notices must not carry them).
+    fn mask_ids(&self, text: &str) -> String {
+        self.tasks
+            .keys()
+            .fold(text.to_string(), |t, id| id.mask(&t))
+    }
+
+    /// The one read-only check every mutating path goes through.
+    async fn refuse_read_only(&self, what: &str) -> Option<Failure> {
+        if !self.spec.read_only {
+            return None;
         }
-        self.spec.read_only
+        let why = format!("{what} refused: {} is read-only", self.spec.id);
+        self.notice(NoticeLevel::Warn, why.clone()).await;
+        Some(Failure::Refused(why))
     }
 
     async fn on_internal(&mut self, msg: Internal) {
@@ -443,9 +414,14 @@ impl ServerActor {
             Internal::Answered {
                 task_id,
                 responses,
+                request,
                 result,
-            } => self.on_answered(task_id, responses, result).await,
-            Internal::Cancelled { task_id, result } => self.on_cancelled(task_id, result).await,
+            } => self.on_answered(task_id, responses, request, result).await,
+            Internal::Cancelled {
+                task_id,
+                request,
+                result,
+            } => self.on_cancelled(task_id, request, result).await,
             Internal::Tools(Ok(tools)) => {
                 self.emit(EngineEvent::ToolsListed {
                     server: self.id(),
@@ -462,13 +438,28 @@ impl ServerActor {
                 .await
             }
             Internal::Listen(m) => self.on_listen(m).await,
+            Internal::SessionPush(p) => self.on_push(p).await,
         }
     }
 
-    async fn emit_stats(&mut self) {
+    async fn on_tick(&mut self) {
         if let Some(e) = self.ledger.as_ref().and_then(|l| l.take_write_failure()) {
             self.notice(NoticeLevel::Error, format!("ledger write failed: {e}"))
                 .await;
+        }
+        self.expire_awaited().await;
+        self.take_over_lapsed().await;
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.ticks.is_multiple_of(QUIET_FLUSH_TICKS) {
+            let quiet: Vec<TaskId> = self
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.quiet_polls > 0)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in quiet {
+                self.flush_quiet_polls(&id);
+            }
         }
         if let Some((total, rate, errors)) = self.stats.sample() {
             self.emit(EngineEvent::Stats {

@@ -7,8 +7,8 @@ use super::*;
 
 impl ServerActor {
     /// Send one `tasks/get` unless one is already in flight for the task.
-    pub(super) fn start_get(&mut self, task_id: &str, source: UpdateSource) -> bool {
-        let Some(client) = self.client.clone() else {
+    pub(super) fn start_get(&mut self, task_id: &TaskId, source: UpdateSource) -> bool {
+        let Some(client) = self.client_for(task_id) else {
             return false;
         };
         let Some(tr) = self.tasks.get_mut(task_id) else {
@@ -24,7 +24,7 @@ impl ServerActor {
         self.stats.request();
         let observed = self.seq;
         let tx = self.internal_tx.clone();
-        let task_id = task_id.to_string();
+        let task_id = task_id.clone();
         tokio::spawn(async move {
             let started = Instant::now();
             let result = client.get_task(&task_id).await;
@@ -52,12 +52,19 @@ impl ServerActor {
             let Some(id) = self.schedule.pop_due(now) else {
                 break;
             };
-            let source = if self.tasks.get(&id).is_some_and(|t| t.last.is_none()) {
+            let Some(t) = self.tasks.get(&id) else {
+                continue;
+            };
+            if !t.owned {
+                // Mirrored: another process polls it.
+                continue;
+            }
+            let source = if t.last.is_none() {
                 UpdateSource::Resync
             } else {
                 UpdateSource::Poll
             };
-            if self.client.is_none() {
+            if self.client_for(&id).is_none() {
                 // Reconnecting: try again once connected (on_connected reschedules everything).
                 continue;
             }
@@ -73,7 +80,7 @@ impl ServerActor {
     }
 
     /// Next poll time for a task after a successful observation.
-    pub(super) fn poll_delay(&self, task_id: &str) -> Duration {
+    pub(super) fn poll_delay(&self, task_id: &TaskId) -> Duration {
         let tr = self.tasks.get(task_id);
         let base = self.poll_interval(task_id);
         let base = if tr.is_some_and(|t| t.pushed) {
@@ -87,7 +94,7 @@ impl ServerActor {
 
     /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint; never
     /// more than the safety-poll period, so an absurd hint (`1e300`) cannot stop polling.
-    pub(super) fn poll_interval(&self, task_id: &str) -> Duration {
+    pub(super) fn poll_interval(&self, task_id: &TaskId) -> Duration {
         let hinted = self
             .tasks
             .get(task_id)
@@ -101,11 +108,11 @@ impl ServerActor {
 
     /// Poll again soon (after an answer or a cancel), but never sooner than one
     /// interval after the previous `tasks/get`.
-    pub(super) fn poll_soon(&mut self, task_id: &str) {
+    pub(super) fn poll_soon(&mut self, task_id: &TaskId) {
         let follow = self
             .tasks
             .get(task_id)
-            .is_some_and(|t| !t.pushed && !t.terminal && !t.expired);
+            .is_some_and(|t| !t.pushed && t.live() && t.owned);
         if !follow {
             return;
         }
@@ -118,7 +125,7 @@ impl ServerActor {
 
     pub(super) async fn on_polled(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
         observed: u64,
         result: Result<Task, McpError>,
         latency_ms: u64,
@@ -147,29 +154,27 @@ impl ServerActor {
                     t.consecutive_errors = 0;
                 }
                 self.conformance.found(&task_id);
-                let terminal_before = self.tasks.get(&task_id).is_some_and(|t| t.terminal);
-                if terminal_before {
-                    self.check_terminal(&task, source).await;
-                    self.merge_payload(&task_id, task.result, task.error).await;
-                    return;
+                if self.tasks.get(&task_id).is_some_and(|t| t.provisional) {
+                    self.confirm(&task_id).await;
                 }
                 self.apply(task, observed, source, Some(latency_ms)).await;
                 self.reschedule(&task_id);
             }
             Err(McpError::TaskNotFound { message }) => {
+                if self.tasks.get(&task_id).is_some_and(|t| t.provisional) {
+                    return self.not_found(&task_id, &message).await;
+                }
                 let finding = self.conformance.not_found(&task_id);
                 self.hints(finding).await;
                 self.expire(&task_id, &message).await
             }
+            Err(McpError::SessionLost) => self.session_lost(&task_id).await,
             Err(e) => self.on_request_error(&task_id, e).await,
         }
     }
 
-    pub(super) fn reschedule(&mut self, task_id: &str) {
-        let follow = self
-            .tasks
-            .get(task_id)
-            .is_some_and(|t| !t.terminal && !t.expired);
+    pub(super) fn reschedule(&mut self, task_id: &TaskId) {
+        let follow = self.tasks.get(task_id).is_some_and(|t| t.live() && t.owned);
         if follow {
             let due = Instant::now() + self.poll_delay(task_id);
             self.schedule.set(task_id, due);
@@ -178,7 +183,7 @@ impl ServerActor {
         }
     }
 
-    pub(super) async fn on_request_error(&mut self, task_id: &str, e: McpError) {
+    pub(super) async fn on_request_error(&mut self, task_id: &TaskId, e: McpError) {
         self.stats.error();
         let attempts = match self.tasks.get_mut(task_id) {
             Some(t) => {
@@ -211,11 +216,11 @@ impl ServerActor {
             self.degraded = true;
             self.emit(EngineEvent::ServerDegraded {
                 server: self.id(),
-                reason: e.to_string(),
+                reason: task_id.mask(&e.to_string()),
             })
             .await;
         }
-        tracing::debug!(server = %self.spec.id, task = %short_id(task_id), "tasks/get failed: {e}");
+        tracing::debug!(server = %self.spec.id, task = %task_id, "tasks/get failed: {}", task_id.mask(&e.to_string()));
         self.schedule.set(task_id, Instant::now() + delay);
         let stdio = matches!(self.spec.endpoint, crate::mcp::Endpoint::Stdio { .. });
         if stdio && self.transport_failures >= 2 && !self.connecting {
@@ -239,28 +244,28 @@ impl ServerActor {
         }
     }
 
-    pub(super) async fn expire(&mut self, task_id: &str, message: &str) {
-        if let Some(t) = self.tasks.get_mut(task_id) {
-            if t.terminal {
-                return;
-            }
-            t.expired = true;
-        }
+    pub(super) async fn expire(&mut self, task_id: &TaskId, message: &str) {
+        tracing::info!(server = %self.spec.id, task = %task_id, "task unknown to the server: {}", task_id.mask(message));
+        self.end_task(task_id, crate::ledger::Tombstone::Expired, true)
+            .await;
+    }
+
+    /// An id given to follow that its server does not know: nothing was recorded, and it
+    /// is followed no more.
+    async fn not_found(&mut self, task_id: &TaskId, message: &str) {
+        tracing::info!(server = %self.spec.id, task = %task_id, "no such task: {}", task_id.mask(message));
+        self.tasks.remove(task_id);
         self.schedule.remove(task_id);
-        let (server, id) = (self.spec.id.0.clone(), task_id.to_string());
-        self.ledger(move |l| l.mark_expired(&server, &id)).await;
-        tracing::info!(server = %self.spec.id, task = %short_id(task_id), "task unknown to the server: {message}");
-        self.emit(EngineEvent::TaskExpired {
+        self.emit(EngineEvent::TaskNotFound {
             server: self.id(),
-            task_id: task_id.to_string(),
+            task_id: task_id.clone(),
         })
         .await;
-        self.update_listen_ids();
     }
 
     /// Legacy: open `tasks/result` (it blocks until the task ends, and carries input requests meanwhile).
-    pub(super) fn fetch_result(&mut self, task_id: &str) {
-        let Some(client) = self.client.clone() else {
+    pub(super) fn fetch_result(&mut self, task_id: &TaskId) {
+        let Some(client) = self.client_for(task_id) else {
             return;
         };
         let Some(tr) = self.tasks.get_mut(task_id) else {
@@ -272,7 +277,7 @@ impl ServerActor {
         tr.result_in_flight = true;
         self.stats.request();
         let tx = self.internal_tx.clone();
-        let task_id = task_id.to_string();
+        let task_id = task_id.clone();
         tokio::spawn(async move {
             let result = client.task_result(&task_id).await;
             let _ = tx.send(Internal::ResultFetched { task_id, result }).await;
@@ -281,7 +286,7 @@ impl ServerActor {
 
     pub(super) async fn on_result(
         &mut self,
-        task_id: String,
+        task_id: TaskId,
         result: Result<Result<Value, ErrorObject>, McpError>,
     ) {
         if let Some(t) = self.tasks.get_mut(&task_id) {
@@ -303,7 +308,10 @@ impl ServerActor {
                 self.merge_payload(&task_id, None, Some(err)).await;
             }
             Err(McpError::TaskNotFound { message }) => self.expire(&task_id, &message).await,
-            Err(e) => tracing::debug!(task = %short_id(&task_id), "tasks/result failed: {e}"),
+            Err(McpError::SessionLost) => self.session_lost(&task_id).await,
+            Err(e) => {
+                tracing::debug!(task = %task_id, "tasks/result failed: {}", task_id.mask(&e.to_string()))
+            }
         }
     }
 }

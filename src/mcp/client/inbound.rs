@@ -71,11 +71,15 @@ impl McpClient {
         let related = params
             .pointer("/_meta/io.modelcontextprotocol~1related-task/taskId")
             .and_then(Value::as_str)
-            .map(str::to_string);
+            .map(TaskId::new);
         let reply = match (method.as_str(), related) {
             ("elicitation/create", Some(task_id)) => {
                 let key = format!("elicitation-{id}");
-                let request = InputRequest { method, params };
+                let request = InputRequest {
+                    method,
+                    params,
+                    reply_to: Some(id.to_value()),
+                };
                 self.pending_inputs
                     .insert(&task_id, &key, id, request.clone());
                 return Some(ServerPush::InputRequest {

@@ -34,7 +34,7 @@ pub struct McpClient {
     info: Mutex<Option<ServerInfo>>,
     tools: Mutex<HashMap<String, ToolInfo>>,
     pub(super) pending_inputs: PendingInputs,
-    progress_tokens: Mutex<HashMap<String, String>>,
+    progress_tokens: Mutex<HashMap<String, TaskId>>,
     push_tx: mpsc::Sender<ServerPush>,
     untracked_elicitation: Mutex<Option<ElicitationHandler>>,
 }
@@ -42,13 +42,106 @@ pub struct McpClient {
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
 pub type ElicitationHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 
+/// A legacy session, enough to rejoin it from another connection or process: the server
+/// keeps a session's tasks for that session only.
+#[derive(Clone, PartialEq)]
+pub struct LegacySession {
+    /// `Mcp-Session-Id` (a secret: never logged).
+    pub session_id: String,
+    pub protocol_version: String,
+    /// The server's `initialize` capabilities.
+    pub capabilities: Value,
+    pub server_name: Option<String>,
+}
+
+impl std::fmt::Debug for LegacySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySession")
+            .field("session_id", &"<secret>")
+            .field("protocol_version", &self.protocol_version)
+            .finish()
+    }
+}
+
+type Connection = (Arc<McpClient>, mpsc::Receiver<ServerPush>);
+
+/// Whether a legacy server says it does not know our session: HTTP 404 as the spec asks,
+/// or (the TypeScript SDK's servers) a 400 whose JSON-RPC error names the session.
+fn is_unknown_session(e: &McpError) -> bool {
+    match e {
+        McpError::Http { status: 404, .. } => true,
+        McpError::Rpc { code, message, .. } => {
+            *code == -32000 && message.to_ascii_lowercase().contains("session")
+        }
+        _ => false,
+    }
+}
+
 impl McpClient {
     /// Connect and detect the era. Returns the client and the channel of server pushes
     /// (task notifications on any stream, legacy input requests, progress).
-    pub async fn connect(
+    pub async fn connect(endpoint: Endpoint, opts: ConnectOptions) -> Result<Connection, McpError> {
+        let (client, push_rx) = Self::open(endpoint, opts)?;
+        let info = client.detect().await?;
+        *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+        Ok((client, push_rx))
+    }
+
+    /// Rejoin a legacy HTTP session without a handshake (it was initialized by an earlier
+    /// connection, maybe of another process). Nothing is sent until the first request; a
+    /// session the server dropped answers it with [`McpError::SessionLost`].
+    pub fn rejoin(
         endpoint: Endpoint,
         opts: ConnectOptions,
-    ) -> Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError> {
+        session: &LegacySession,
+    ) -> Result<Connection, McpError> {
+        if !matches!(endpoint, Endpoint::Http { .. }) {
+            return Err(McpError::Unsupported(
+                "only an HTTP session can be rejoined".into(),
+            ));
+        }
+        let (client, push_rx) = Self::open(endpoint, opts)?;
+        client.transport.set_session_id(session.session_id.clone());
+        client
+            .transport
+            .set_protocol_version(Some(session.protocol_version.clone()));
+        let caps = session.capabilities.clone();
+        *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(ServerInfo {
+            era: Era::Legacy,
+            protocol_version: session.protocol_version.clone(),
+            tasks: caps.get("tasks").is_some_and(Value::is_object),
+            capabilities: caps,
+            name: session.server_name.clone(),
+            version: None,
+        });
+        Ok((client, push_rx))
+    }
+
+    /// The legacy HTTP session this client runs in, if any.
+    pub fn legacy_session(&self) -> Option<LegacySession> {
+        let info = self.info();
+        if info.era != Era::Legacy {
+            return None;
+        }
+        Some(LegacySession {
+            session_id: self.transport.session_id()?,
+            protocol_version: info.protocol_version,
+            capabilities: info.capabilities,
+            server_name: info.name,
+        })
+    }
+
+    /// A legacy input request received by an earlier connection, still waiting for its
+    /// answer (its `reply_to` carries the server's request id).
+    pub fn expect_answer(&self, task_id: &TaskId, key: &str, request: &InputRequest) {
+        let Some(id) = request.reply_to.as_ref().and_then(RequestId::from_value) else {
+            return;
+        };
+        self.pending_inputs
+            .insert(task_id, key, id, request.clone());
+    }
+
+    fn open(endpoint: Endpoint, opts: ConnectOptions) -> Result<Connection, McpError> {
         let (inbound_tx, mut inbound_rx) = mpsc::channel::<Incoming>(1024);
         let (push_tx, push_rx) = mpsc::channel::<ServerPush>(1024);
         let transport = Transport::open(&endpoint, &opts, inbound_tx)?;
@@ -71,8 +164,6 @@ impl McpClient {
                 client.dispatch(msg).await;
             }
         });
-        let info = client.detect().await?;
-        *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
         Ok((client, push_rx))
     }
 
@@ -178,20 +269,26 @@ impl McpClient {
             params: param_headers,
         };
         match self
-            .raw_request(era, method, params.clone(), routing, timeout)
+            .raw_request(era, method, params, routing, timeout)
             .await
         {
-            Err(McpError::Http { status: 404, .. })
-                if era == Era::Legacy && self.transport.has_session() =>
+            Err(e)
+                if era == Era::Legacy && self.transport.has_session() && is_unknown_session(&e) =>
             {
-                tracing::info!("legacy session expired; initializing again");
+                // The session and its tasks are gone; a new one needs `reinitialize`.
                 self.transport.reset_session();
-                self.initialize().await?;
-                self.raw_request(era, method, params, routing, timeout)
-                    .await
+                Err(McpError::SessionLost)
             }
             other => other,
         }
+    }
+
+    /// Start a new legacy session after the old one was lost.
+    pub async fn reinitialize(&self) -> Result<(), McpError> {
+        self.transport.reset_session();
+        let info = self.initialize().await?;
+        *self.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+        Ok(())
     }
 
     /// Every tool, across pages.
@@ -324,17 +421,17 @@ impl McpClient {
 
     /// `tasks/get`. Legacy: pending `elicitation/create` requests for the task are merged
     /// into `inputRequests` so both eras look alike.
-    pub async fn get_task(&self, task_id: &str) -> Result<Task, McpError> {
+    pub async fn get_task(&self, task_id: &TaskId) -> Result<Task, McpError> {
         let result = self
             .request(
                 "tasks/get",
                 json!({ "taskId": task_id }),
-                Some(task_id),
+                Some(task_id.as_str()),
                 Some(self.opts.request_timeout),
             )
             .await?;
         let mut task = Task::from_wire(&result)?;
-        if task.task_id != task_id {
+        if task.task_id != *task_id {
             return Err(McpError::decode(format!(
                 "tasks/get answered for another task id ({})",
                 task.task_id
@@ -350,7 +447,7 @@ impl McpClient {
     /// server requests (legacy).
     pub async fn update_task(
         &self,
-        task_id: &str,
+        task_id: &TaskId,
         responses: &BTreeMap<String, Value>,
     ) -> Result<(), McpError> {
         match self.era() {
@@ -359,7 +456,7 @@ impl McpClient {
                 self.request(
                     "tasks/update",
                     params,
-                    Some(task_id),
+                    Some(task_id.as_str()),
                     Some(self.opts.request_timeout),
                 )
                 .await
@@ -382,7 +479,7 @@ impl McpClient {
     }
 
     /// `tasks/cancel`. Legacy servers answer with the task; modern ones with an empty ack.
-    pub async fn cancel_task(&self, task_id: &str) -> Result<Option<Task>, McpError> {
+    pub async fn cancel_task(&self, task_id: &TaskId) -> Result<Option<Task>, McpError> {
         if !self.info().can_cancel() {
             return Err(McpError::Unsupported(
                 "this server does not offer tasks/cancel".into(),
@@ -392,7 +489,7 @@ impl McpClient {
             .request(
                 "tasks/cancel",
                 json!({ "taskId": task_id }),
-                Some(task_id),
+                Some(task_id.as_str()),
                 Some(self.opts.request_timeout),
             )
             .await?;
@@ -401,12 +498,15 @@ impl McpClient {
 
     /// Legacy `tasks/result`: blocks until the task is terminal, then returns the tool
     /// result or the JSON-RPC error it ended with.
-    pub async fn task_result(&self, task_id: &str) -> Result<Result<Value, ErrorObject>, McpError> {
+    pub async fn task_result(
+        &self,
+        task_id: &TaskId,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
         match self
             .request(
                 "tasks/result",
                 json!({ "taskId": task_id }),
-                Some(task_id),
+                Some(task_id.as_str()),
                 None,
             )
             .await
@@ -457,7 +557,7 @@ impl McpClient {
     }
 
     /// Modern `subscriptions/listen` for `task_ids`; returns once acknowledged.
-    pub async fn listen(&self, task_ids: &[String]) -> Result<Subscription, McpError> {
+    pub async fn listen(&self, task_ids: &[TaskId]) -> Result<Subscription, McpError> {
         let id = self.id();
         let params = self.with_meta(
             json!({ "notifications": { "taskIds": task_ids } }),

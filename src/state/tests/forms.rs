@@ -4,11 +4,11 @@
 
 use serde_json::json;
 
-use super::form::{FieldKind, Form};
-use super::modal::{InputForm, SectionKind, ToolForm};
-use super::tests::{code, elicit, fresh, key, run, srv, task, updated};
-use super::*;
+use super::{code, elicit, fresh, key, run, srv, task, updated};
 use crate::mcp::{InputRequest, TaskStatus, ToolInfo};
+use crate::state::form::{FieldKind, Form};
+use crate::state::modal::{InputForm, SectionKind, ToolForm};
+use crate::state::*;
 
 fn every_kind() -> serde_json::Value {
     json!({
@@ -142,6 +142,7 @@ fn url_mode_asks_consent_and_accepts_without_content() {
     let url = InputRequest {
         method: "elicitation/create".into(),
         params: json!({"mode":"url","url":"https://auth.example.com/k","message":"Set your key"}),
+        reply_to: None,
     };
     let mut s = input_state(vec![("u", url)]);
     run(&mut s, vec![key('a')]);
@@ -163,6 +164,7 @@ fn unknown_kind_can_only_be_declined() {
     let sampling = InputRequest {
         method: "sampling/createMessage".into(),
         params: json!({"messages":[], "maxTokens": 10}),
+        reply_to: None,
     };
     let mut s = input_state(vec![("s", sampling)]);
     run(&mut s, vec![key('a')]);

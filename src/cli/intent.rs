@@ -1,0 +1,139 @@
+//! `answer` and `cancel`: sent through the engine, the one path every answer and cancel
+//! takes — the read-only check, "already finished", a task followed by another process
+//! (reached through the ledger's outbox), a legacy task's session — then the outcome is
+//! printed as JSON and mapped to an exit code.
+//!
+//! Owns: those two commands. Must not talk to servers except through the engine.
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::args::exit;
+use super::output::{normalize_response, print_json};
+use super::{Context, fail, stop_engine};
+use crate::engine::{EngineCommand, EngineEvent, Failure, ServerSpec, TaskId, spawn_engine};
+
+/// How an answer or a cancel ended.
+enum Outcome {
+    Done,
+    Failed(Failure),
+    /// No connection, or nothing heard in time.
+    Unreachable(String),
+}
+
+fn failure_exit(f: &Failure) -> u8 {
+    match f {
+        Failure::Refused(_) => exit::USAGE,
+        Failure::Gone(_) => exit::UNKNOWN_TASK,
+        Failure::Failed(_) => exit::CONNECTION,
+    }
+}
+
+/// Run one command on a fresh engine for `spec` and wait for what `judge` makes of the
+/// events, at most `wait`.
+async fn run_one(
+    ctx: &Context,
+    spec: ServerSpec,
+    cmd: EngineCommand,
+    wait: Duration,
+    judge: impl Fn(&EngineEvent) -> Option<Outcome>,
+) -> Result<Outcome, u8> {
+    let ledger = ctx.ledger().await?;
+    let (engine, mut events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
+    engine.send(cmd).await;
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut connected = false;
+    let outcome = loop {
+        let ev = match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(ev)) => ev,
+            Ok(None) => break Outcome::Unreachable("the engine stopped".into()),
+            Err(_) => break Outcome::Unreachable("no outcome in time".into()),
+        };
+        if let Some(o) = judge(&ev) {
+            break o;
+        }
+        match ev {
+            EngineEvent::ServerConnected { .. } => connected = true,
+            EngineEvent::ServerDegraded { server, reason } if !connected => {
+                break Outcome::Unreachable(format!("cannot reach {server}: {reason}"));
+            }
+            _ => {}
+        }
+    };
+    stop_engine(engine, join).await;
+    Ok(outcome)
+}
+
+fn wait_for(ctx: &Context) -> Duration {
+    // Long enough for the process that follows the task to act on it.
+    Duration::from_secs(ctx.global.timeout.unwrap_or(30).max(1)).max(Duration::from_secs(35))
+}
+
+pub async fn answer(ctx: &Context, task_id: &TaskId, key: &str, response: &str) -> u8 {
+    let response: Value = match serde_json::from_str(response).map(normalize_response) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return fail(&format!("--json: {e}"), exit::USAGE),
+        Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
+    };
+    let spec = match ctx.single() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut responses = BTreeMap::new();
+    responses.insert(key.to_string(), response);
+    let cmd = EngineCommand::Answer {
+        server: spec.id.clone(),
+        task_id: task_id.clone(),
+        responses,
+    };
+    let id = task_id.clone();
+    let judge = move |ev: &EngineEvent| match ev {
+        EngineEvent::AnswerSent { task_id, .. } if *task_id == id => Some(Outcome::Done),
+        EngineEvent::AnswerFailed { task_id, error, .. } if *task_id == id => {
+            Some(Outcome::Failed(error.clone()))
+        }
+        _ => None,
+    };
+    match run_one(ctx, spec, cmd, wait_for(ctx), judge).await {
+        Err(code) => code,
+        Ok(Outcome::Done) => {
+            print_json(&json!({ "ok": true, "taskId": task_id, "key": key }));
+            exit::COMPLETED
+        }
+        Ok(Outcome::Failed(f)) => fail(&format!("answer: {f}"), failure_exit(&f)),
+        Ok(Outcome::Unreachable(why)) => fail(&format!("answer: {why}"), exit::CONNECTION),
+    }
+}
+
+pub async fn cancel(ctx: &Context, task_id: &TaskId) -> u8 {
+    let spec = match ctx.single() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let cmd = EngineCommand::Cancel {
+        server: spec.id.clone(),
+        task_id: task_id.clone(),
+    };
+    let id = task_id.clone();
+    let judge = move |ev: &EngineEvent| match ev {
+        EngineEvent::CancelSent {
+            task_id,
+            acked: true,
+            ..
+        } if *task_id == id => Some(Outcome::Done),
+        EngineEvent::CancelFailed { task_id, error, .. } if *task_id == id => {
+            Some(Outcome::Failed(error.clone()))
+        }
+        _ => None,
+    };
+    match run_one(ctx, spec, cmd, wait_for(ctx), judge).await {
+        Err(code) => code,
+        Ok(Outcome::Done) => {
+            print_json(&json!({ "ok": true, "taskId": task_id }));
+            exit::COMPLETED
+        }
+        Ok(Outcome::Failed(f)) => fail(&format!("cancel: {f}"), failure_exit(&f)),
+        Ok(Outcome::Unreachable(why)) => fail(&format!("cancel: {why}"), exit::CONNECTION),
+    }
+}

@@ -1,0 +1,372 @@
+//! Which tasks this actor follows, and how: resumed from the ledger, tracked by id (only
+//! recorded once the server confirms it), adopted from another process's writes; polled when
+//! this engine holds the lease, mirrored from the ledger when another process does, and taken
+//! over when that process's lease lapses.
+//!
+//! Must not poll: it schedules, and leaves `tasks/get` to the polling code.
+
+use super::*;
+use crate::ledger::Tombstone;
+
+impl ServerActor {
+    pub(super) async fn resume_from_ledger(&mut self) {
+        let server = self.id();
+        let history = self.cfg.history;
+        let Some(records) = self.ledger(move |l| l.list_server(&server, history)).await else {
+            return;
+        };
+        for rec in records {
+            self.adopt(rec, false).await;
+        }
+        self.claim_unowned().await;
+        self.update_listen_ids();
+    }
+
+    /// Start following a ledger record: report it, then follow it unless it is finished.
+    /// `claim`: try to take its lease now (else the caller claims a batch).
+    pub(super) async fn adopt(&mut self, rec: TaskRecord, claim: bool) {
+        let mut tr = TrackedTask {
+            answered: rec.answered_keys.iter().cloned().collect(),
+            expired: rec.expired,
+            session: rec.session,
+            cancel_requested: rec.cancel == Some(true),
+            ..Default::default()
+        };
+        tr.terminal = rec.terminal
+            || rec
+                .snapshot
+                .as_ref()
+                .is_some_and(|s| s.status.is_terminal());
+        let follow = tr.live();
+        // A finished task needs no snapshot here (it is never polled or merged again):
+        // the board keeps the only copy.
+        if follow {
+            tr.last = rec.snapshot.clone();
+        }
+        let pending = {
+            let mut probe = tr.clone();
+            probe.last = rec.snapshot.clone();
+            probe.pending_keys()
+        };
+        // Keys already pending are not reported again as new.
+        if let Some(last) = &tr.last {
+            for (k, req) in &last.input_requests {
+                tr.reported.insert(k.clone(), req.fingerprint());
+            }
+        }
+        let task_id = rec.task_id.clone();
+        self.emit(EngineEvent::TaskKnown {
+            server: self.id(),
+            task: KnownTask {
+                task_id: task_id.clone(),
+                tool: rec.tool,
+                arguments: rec.arguments,
+                recorded_at: rec.recorded_at,
+                last: rec.snapshot,
+                end: rec.end.or(rec.expired.then_some(Tombstone::Expired)),
+                parent_task: rec.parent_task,
+                pending,
+                cancel: rec.cancel,
+                started_by: rec.started_by,
+            },
+        })
+        .await;
+        let session = tr.session;
+        self.tasks.insert(task_id.clone(), tr);
+        if follow {
+            if let Some(s) = session {
+                self.join_session(s).await;
+            }
+            if claim {
+                self.claim(vec![task_id]).await;
+            }
+        }
+    }
+
+    /// Take the lease of every live task not owned yet; schedule the ones we got.
+    pub(super) async fn claim_unowned(&mut self) {
+        let ids: Vec<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.live() && !t.owned && !t.provisional)
+            .map(|(id, _)| id.clone())
+            .collect();
+        self.claim(ids).await;
+    }
+
+    /// Try to take the lease of `ids`; without a ledger every task is ours.
+    pub(super) async fn claim(&mut self, ids: Vec<TaskId>) {
+        if ids.is_empty() {
+            return;
+        }
+        let got: Vec<TaskId> = if self.ledger.is_some() {
+            let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
+            self.ledger(move |l| l.claim(&server, &ids, &owner, ttl))
+                .await
+                .unwrap_or_default()
+        } else {
+            ids
+        };
+        let now = Instant::now();
+        for id in got {
+            if let Some(t) = self.tasks.get_mut(&id)
+                && !t.owned
+            {
+                t.owned = true;
+                self.schedule.set(&id, now);
+            }
+        }
+        self.update_listen_ids();
+    }
+
+    /// Give the lease of a task up (it ended, or we stop following it).
+    pub(super) fn release(&mut self, task_id: &TaskId) {
+        let Some(t) = self.tasks.get_mut(task_id) else {
+            return;
+        };
+        if !t.owned {
+            return;
+        }
+        t.owned = false;
+        let (server, id, owner) = (self.id(), task_id.clone(), self.owner.clone());
+        self.ledger_queue(move |l| l.release(&server, &[id], &owner));
+    }
+
+    /// Mirrored tasks whose follower is gone: take them over.
+    pub(super) async fn take_over_lapsed(&mut self) {
+        let mirrored: Vec<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.live() && !t.owned && !t.provisional)
+            .map(|(id, _)| id.clone())
+            .collect();
+        if mirrored.is_empty() || self.ledger.is_none() {
+            return;
+        }
+        let (server, owner) = (self.id(), self.owner.clone());
+        // Read first: a write only when a lease is really free, so mirrors of one task in
+        // several processes do not wake each other up.
+        let free = self
+            .ledger(move |l| {
+                let mut free = Vec::new();
+                for id in mirrored {
+                    if l.follower(&server, &id, &owner)?.is_none() {
+                        free.push(id);
+                    }
+                }
+                Ok(free)
+            })
+            .await
+            .unwrap_or_default();
+        if !free.is_empty() {
+            tracing::debug!(server = %self.spec.id, n = free.len(), "taking over tasks whose follower is gone");
+            self.claim(free).await;
+        }
+    }
+
+    /// `Track`: follow a task by id. One the ledger knows is adopted; an unknown one is
+    /// followed provisionally, and recorded only once its server confirms it.
+    pub(super) async fn track(&mut self, task_id: TaskId) {
+        if let Some(t) = self.tasks.get(&task_id) {
+            if t.owned || t.provisional {
+                self.start_get(&task_id, UpdateSource::Resync);
+            }
+            return;
+        }
+        let (server, id) = (self.id(), task_id.clone());
+        let rec = self.ledger(move |l| l.get(&server, &id)).await.flatten();
+        match rec {
+            Some(rec) => self.adopt(rec, true).await,
+            None => {
+                let tr = TrackedTask {
+                    provisional: true,
+                    owned: true,
+                    ..Default::default()
+                };
+                self.tasks.insert(task_id.clone(), tr);
+                self.schedule.set(&task_id, Instant::now());
+            }
+        }
+        self.update_listen_ids();
+    }
+
+    /// The server confirmed a provisional task: record it, report it, and take its lease.
+    pub(super) async fn confirm(&mut self, task_id: &TaskId) {
+        let Some(t) = self.tasks.get_mut(task_id) else {
+            return;
+        };
+        if !t.provisional {
+            return;
+        }
+        t.provisional = false;
+        let (server, id) = (self.id(), task_id.clone());
+        let era = self.client.as_ref().map(|c| c.era());
+        let session = self.home_session;
+        let recorded = self
+            .ledger(move |l| {
+                l.record_tracked(&server, era, &id, session)?;
+                l.get(&server, &id)
+            })
+            .await
+            .flatten();
+        let recorded_at = recorded
+            .as_ref()
+            .map(|r| r.recorded_at)
+            .unwrap_or_else(chrono::Utc::now);
+        let t = self.tasks.get_mut(task_id);
+        if let Some(t) = t {
+            t.session = session;
+        }
+        self.emit(EngineEvent::TaskKnown {
+            server: self.id(),
+            task: KnownTask {
+                task_id: task_id.clone(),
+                tool: recorded.as_ref().and_then(|r| r.tool.clone()),
+                arguments: None,
+                recorded_at,
+                last: None,
+                end: None,
+                parent_task: None,
+                pending: Vec::new(),
+                cancel: None,
+                started_by: None,
+            },
+        })
+        .await;
+        if self.ledger.is_some() {
+            let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
+            let ids = vec![task_id.clone()];
+            let got = self
+                .ledger(move |l| l.claim(&server, &ids, &owner, ttl))
+                .await
+                .unwrap_or_default();
+            if got.is_empty()
+                && let Some(t) = self.tasks.get_mut(task_id)
+            {
+                // Another process follows it already: mirror what it records.
+                t.owned = false;
+                self.schedule.remove(task_id);
+            }
+        }
+    }
+
+    /// A task row another process changed: fold in what it learnt.
+    pub(super) async fn on_ledger_record(&mut self, rec: TaskRecord) {
+        let task_id = rec.task_id.clone();
+        let Some(t) = self.tasks.get_mut(&task_id) else {
+            if self.cfg.adopt {
+                self.adopt(rec, true).await;
+            }
+            return;
+        };
+        if t.provisional {
+            return;
+        }
+        let before = t.pending_keys();
+        t.answered.extend(rec.answered_keys.iter().cloned());
+        let newly_answered = t.pending_keys() != before;
+        if let Some(s) = rec.session.filter(|_| t.session.is_none()) {
+            t.session = Some(s);
+        }
+        let cancel_news = match rec.cancel {
+            Some(acked) if !t.cancel_requested => {
+                t.cancel_requested = acked;
+                Some(acked)
+            }
+            _ => None,
+        };
+        if rec.expired {
+            let why = rec.end.unwrap_or(Tombstone::Expired);
+            self.end_task(&task_id, why, false).await;
+            return;
+        }
+        if let Some(acked) = cancel_news {
+            self.emit(EngineEvent::CancelSent {
+                server: self.id(),
+                task_id: task_id.clone(),
+                acked,
+            })
+            .await;
+        }
+        match rec.snapshot {
+            Some(snap) => {
+                self.seq += 1;
+                let applied = self.fold_external(snap, self.seq).await;
+                if !applied && newly_answered {
+                    self.report_pending(&task_id).await;
+                }
+            }
+            None if newly_answered => self.report_pending(&task_id).await,
+            None => {}
+        }
+    }
+
+    /// Another process's snapshot, under the tracker's rules: reported (not written back).
+    async fn fold_external(&mut self, task: Task, observed: u64) -> bool {
+        let task_id = task.task_id.clone();
+        let Some(tr) = self.tasks.get_mut(&task_id) else {
+            return false;
+        };
+        let r = tr.ingest(task.clone(), observed);
+        if r.payload {
+            if let Some(last) = tr.last.clone() {
+                let ev = self.updated(last, UpdateSource::Ledger, None);
+                self.emit(ev).await;
+            }
+            return true;
+        }
+        if !r.applied || !r.changed {
+            return false;
+        }
+        let ev = self.updated(task, UpdateSource::Ledger, None);
+        self.emit(ev).await;
+        for (key, request) in r.new_inputs {
+            self.emit(EngineEvent::InputRequested {
+                server: self.id(),
+                task_id: task_id.clone(),
+                key,
+                request,
+            })
+            .await;
+        }
+        if r.became_terminal {
+            self.schedule.remove(&task_id);
+            self.release(&task_id);
+            self.update_listen_ids();
+        }
+        true
+    }
+
+    /// The set of pending keys changed without a new snapshot (answered elsewhere).
+    async fn report_pending(&mut self, task_id: &TaskId) {
+        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last.clone()) {
+            let ev = self.updated(last, UpdateSource::Ledger, None);
+            self.emit(ev).await;
+        }
+    }
+
+    /// A task ends without a terminal state: a tombstone (`record`: write it to the ledger,
+    /// unless another process did).
+    pub(super) async fn end_task(&mut self, task_id: &TaskId, why: Tombstone, record: bool) {
+        self.flush_quiet_polls(task_id);
+        if let Some(t) = self.tasks.get_mut(task_id) {
+            if t.terminal || t.expired {
+                return;
+            }
+            t.expired = true;
+        }
+        self.schedule.remove(task_id);
+        self.release(task_id);
+        if record {
+            let (server, id) = (self.id(), task_id.clone());
+            self.ledger(move |l| l.mark_ended(&server, &id, why)).await;
+        }
+        self.emit(EngineEvent::TaskExpired {
+            server: self.id(),
+            task_id: task_id.clone(),
+            why,
+        })
+        .await;
+        self.update_listen_ids();
+    }
+}

@@ -1,0 +1,103 @@
+//! The ledger as a live feed shared by several processes: `PRAGMA data_version` tells, for
+//! the price of one pragma, whether another connection committed since we last looked; only
+//! then are the task rows changed since our cursor read (every write stamps the rows it
+//! touches with a growing change number), with the outbox requests and outcomes that
+//! concern this process.
+//!
+//! Must not log task ids. Reads are bounded: at most [`FEED_BATCH`] rows per call.
+
+use rusqlite::params;
+
+use super::outbox::{OutboxOutcome, OutboxRequest};
+use super::read::{SELECT_TASK, task_from_row};
+use super::{Ledger, TaskRecord};
+
+/// Task rows returned by one [`Ledger::changes`] call at most; `more` says to ask again.
+pub const FEED_BATCH: usize = 2000;
+
+/// Where a reader of the feed is: the last (change number, row id) it has seen.
+pub type Cursor = (i64, i64);
+
+/// What other processes changed since a cursor.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Pass this to the next call.
+    pub cursor: Cursor,
+    /// Task rows changed since the previous cursor (by anyone, this process included),
+    /// oldest change first.
+    pub tasks: Vec<TaskRecord>,
+    /// Open requests for tasks the caller follows.
+    pub requests: Vec<OutboxRequest>,
+    /// Outcomes of requests the caller made, finished since the previous cursor.
+    pub outcomes: Vec<OutboxOutcome>,
+    /// The batch was cut at [`FEED_BATCH`]: call again at once.
+    pub more: bool,
+}
+
+impl Ledger {
+    /// The cursor of "now": a reader starting here sees only later changes.
+    pub fn feed_cursor(&self) -> anyhow::Result<Cursor> {
+        let seq: i64 =
+            self.conn
+                .query_row("SELECT value FROM meta WHERE key = 'change_seq'", [], |r| {
+                    r.get(0)
+                })?;
+        let id: i64 = self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM tasks", [], |r| r.get(0))?;
+        self.data_version_changed()?;
+        Ok((seq, id))
+    }
+
+    /// Whether another connection committed since the last call (the first call says yes).
+    fn data_version_changed(&self) -> anyhow::Result<bool> {
+        let v: i64 = self
+            .conn
+            .pragma_query_value(None, "data_version", |r| r.get(0))?;
+        Ok(self.data_version.replace(Some(v)) != Some(v))
+    }
+
+    /// What changed since `since`, or `None` when no other connection wrote since the last
+    /// call (`force` skips that check, e.g. after a batch that had `more`). `owner` is this
+    /// process's follower token: requests for the tasks it follows and outcomes of the
+    /// requests it made come along.
+    pub fn changes(
+        &self,
+        since: Cursor,
+        owner: &str,
+        force: bool,
+    ) -> anyhow::Result<Option<Changes>> {
+        if !self.data_version_changed()? && !force {
+            return Ok(None);
+        }
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "{SELECT_TASK} WHERE (t.changed_seq, t.id) > (?1, ?2)
+             ORDER BY t.changed_seq, t.id LIMIT ?3"
+        ))?;
+        let mut cursor = since;
+        let mut tasks = Vec::new();
+        let mut rows = stmt.query(params![since.0, since.1, FEED_BATCH as i64 + 1])?;
+        let mut more = false;
+        while let Some(row) = rows.next()? {
+            if tasks.len() == FEED_BATCH {
+                more = true;
+                break;
+            }
+            let seq: i64 = row.get("changed_seq")?;
+            let id: i64 = row.get("row_id")?;
+            cursor = (seq, id);
+            tasks.push(task_from_row(row)?);
+        }
+        drop(rows);
+        drop(stmt);
+        let requests = self.open_requests(owner)?;
+        let outcomes = self.outcomes_since(owner, since.0)?;
+        Ok(Some(Changes {
+            cursor,
+            tasks,
+            requests,
+            outcomes,
+            more,
+        }))
+    }
+}

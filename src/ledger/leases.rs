@@ -1,0 +1,157 @@
+//! Who follows a task: a lease in the `follows` table that the following process keeps
+//! renewing. One process polls a task; the others mirror it from the feed, and take the
+//! lease over once it lapses or its holder is gone (a dead process's leases are taken at
+//! once when its pid is visible under `/proc`).
+//!
+//! Must not log task ids.
+
+use std::time::Duration;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::Ledger;
+use super::db::now_ms;
+use crate::ids::{ServerId, TaskId};
+
+/// This process's follower token: `<pid>:<random>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Owner(String);
+
+impl Owner {
+    /// A token for this process (unique per engine, so two engines in one process differ).
+    pub fn new() -> Owner {
+        let rand = uuid::Uuid::new_v4().simple().to_string();
+        Owner(format!("{}:{}", std::process::id(), &rand[..12]))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for Owner {
+    fn default() -> Self {
+        Owner::new()
+    }
+}
+
+/// Whether the process behind an owner token may still be running: false only when its pid
+/// is certainly gone (Linux `/proc`); elsewhere the lease's expiry decides.
+pub fn owner_alive(owner: &str) -> bool {
+    let Some(pid) = owner.split(':').next().and_then(|p| p.parse::<u32>().ok()) else {
+        return true;
+    };
+    let proc_dir = std::path::Path::new("/proc");
+    if !proc_dir.join("self").exists() {
+        return true;
+    }
+    proc_dir.join(pid.to_string()).exists()
+}
+
+fn until(ttl: Duration) -> i64 {
+    now_ms().saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl Ledger {
+    /// Take or keep the lease on each task for `ttl`; returns the ids `owner` now follows.
+    /// A task whose lease another live process holds is left to it. Ids not in the ledger
+    /// are skipped.
+    pub fn claim(
+        &self,
+        server: &ServerId,
+        ids: &[TaskId],
+        owner: &Owner,
+        ttl: Duration,
+    ) -> anyhow::Result<Vec<TaskId>> {
+        let tx = self.write_tx()?;
+        let now = now_ms();
+        let until = until(ttl);
+        let mut owned = Vec::new();
+        for id in ids {
+            let row: Option<(i64, Option<String>, Option<i64>)> = tx
+                .query_row(
+                    "SELECT t.id, f.owner, f.until FROM tasks t
+                       LEFT JOIN follows f ON f.task = t.id
+                      WHERE t.server = ?1 AND t.task_id = ?2",
+                    params![server, id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?;
+            let Some((row, holder, held_until)) = row else {
+                continue;
+            };
+            let free = match (&holder, held_until) {
+                (None, _) => true,
+                (Some(h), _) if h == owner.as_str() => true,
+                (Some(h), Some(u)) => u < now || !owner_alive(h),
+                (Some(_), None) => true,
+            };
+            if free {
+                tx.execute(
+                    "INSERT INTO follows (task, owner, until) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (task) DO UPDATE SET owner = excluded.owner,
+                         until = excluded.until",
+                    params![row, owner.as_str(), until],
+                )?;
+                owned.push(id.clone());
+            }
+        }
+        tx.commit()?;
+        Ok(owned)
+    }
+
+    /// Extend every lease `owner` holds by `ttl` from now. Returns how many it holds.
+    pub fn renew(&self, owner: &Owner, ttl: Duration) -> anyhow::Result<usize> {
+        let n = self.conn.execute(
+            "UPDATE follows SET until = ?2 WHERE owner = ?1",
+            params![owner.as_str(), until(ttl)],
+        )?;
+        Ok(n)
+    }
+
+    /// Give up following these tasks (other processes may take them over at once).
+    pub fn release(&self, server: &ServerId, ids: &[TaskId], owner: &Owner) -> anyhow::Result<()> {
+        let tx = self.write_tx()?;
+        for id in ids {
+            tx.execute(
+                "DELETE FROM follows WHERE owner = ?3
+                    AND task = (SELECT id FROM tasks WHERE server = ?1 AND task_id = ?2)",
+                params![server, id, owner.as_str()],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Give up every lease `owner` holds (on shutdown).
+    pub fn release_all(&self, owner: &Owner) -> anyhow::Result<()> {
+        self.conn.execute(
+            "DELETE FROM follows WHERE owner = ?1",
+            params![owner.as_str()],
+        )?;
+        Ok(())
+    }
+
+    /// The live process following a task, if any other than `me` (`None` when nobody does,
+    /// or only a dead process or an expired lease).
+    pub fn follower(
+        &self,
+        server: &ServerId,
+        id: &TaskId,
+        me: &Owner,
+    ) -> anyhow::Result<Option<String>> {
+        let row: Option<(String, i64)> = self
+            .conn
+            .query_row(
+                "SELECT f.owner, f.until FROM follows f JOIN tasks t ON t.id = f.task
+                  WHERE t.server = ?1 AND t.task_id = ?2",
+                params![server, id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        Ok(row.and_then(|(owner, until)| {
+            let live = owner != me.as_str() && until >= now_ms() && owner_alive(&owner);
+            live.then_some(owner)
+        }))
+    }
+}

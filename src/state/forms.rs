@@ -1,0 +1,247 @@
+//! The forms: keys inside a form (typing into the focused field, focus moves, toggles),
+//! and the input form's whole life — opened on a task waiting for input, answered
+//! (accept with content, URL consent, decline, cancel) as one `Answer` command, marked
+//! "answer sent" until the engine reports back, closed when its task ends. The new-task
+//! argument form is submitted by `new_task`. Pure; effects are returned, never executed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use super::form::{FieldKind, Form};
+use super::keymap::Action;
+use super::keys::{Key, KeyCode};
+use super::modal::{InputForm, Modal, SectionKind};
+use super::task::AnswerMark;
+use super::{Effect, Now, State, TaskKey};
+use crate::engine::{EngineCommand, NoticeLevel};
+
+fn top_form(state: &mut State) -> Option<&mut Form> {
+    match state.modals.last_mut()? {
+        Modal::Input(f) => Some(&mut f.form),
+        Modal::ToolForm(f) => Some(&mut f.form),
+        _ => None,
+    }
+}
+
+/// Route a key in a form: the focused field gets text first, then the keymap (`action`),
+/// then the field's own editing keys. Returns the action to run, if any.
+pub(super) fn key(state: &mut State, key: Key, action: Option<Action>) -> Option<Action> {
+    let form = top_form(state)?;
+    let Some(field) = form.focused() else {
+        return action;
+    };
+    let json = matches!(field.kind, FieldKind::Json);
+    let nav = matches!(key.code, KeyCode::Tab | KeyCode::BackTab | KeyCode::Esc);
+    let edited = if json && !nav {
+        field.edit(key)
+    } else if (field.takes_text() && key.text_char().is_some()) || action.is_none() {
+        field.edit(key);
+        true
+    } else {
+        false
+    };
+    if !edited {
+        return action;
+    }
+    clear_fixed_summary(state);
+    None
+}
+
+/// Drop the form's "N fields need fixing" line once no field shows an error any more.
+fn clear_fixed_summary(state: &mut State) {
+    let (form, error) = match state.modals.last_mut() {
+        Some(Modal::Input(f)) => (&f.form, &mut f.error),
+        Some(Modal::ToolForm(f)) => (&f.form, &mut f.error),
+        _ => return,
+    };
+    if form.fields.iter().all(|f| f.error.is_none()) {
+        *error = None;
+    }
+}
+
+/// Tab / shift+tab (and up/down) between the fields.
+pub(super) fn move_focus(state: &mut State, forward: bool) {
+    if let Some(f) = top_form(state) {
+        f.move_focus(forward);
+    }
+}
+
+/// Space on a checkbox, select or multi select.
+pub(super) fn toggle(state: &mut State) {
+    if let Some(field) = top_form(state).and_then(|f| f.focused()) {
+        field.toggle();
+    }
+    clear_fixed_summary(state);
+}
+
+/// Open the input form of the focused task (`a`, or `enter` on a task waiting for input).
+pub(super) fn open_focused(state: &mut State, now: Now) {
+    let key = state.focused_task();
+    open(state, key, now)
+}
+
+/// Open the input form of the task `key` (notices when there is nothing to answer).
+pub(super) fn open(state: &mut State, key: Option<TaskKey>, now: Now) {
+    let Some(row) = key.as_ref().and_then(|k| state.tasks.get(k)) else {
+        return state.notify(NoticeLevel::Info, "no task selected", now);
+    };
+    if row.pending.is_empty() {
+        let text = if row.answer.is_some() {
+            "answer sent; waiting for the server to move on"
+        } else {
+            "this task is not waiting for input"
+        };
+        return state.notify(NoticeLevel::Info, text, now);
+    }
+    let form = InputForm::build(row);
+    state.modals.push(Modal::Input(Box::new(form)));
+}
+
+/// Decline (`Decline`) or dismiss (`Dismiss`, answered `cancel`) every request of the open
+/// input form; on the argument form, dismiss closes it.
+pub(super) fn decline(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) {
+    let verdict = if action == Action::Decline {
+        "decline"
+    } else {
+        "cancel"
+    };
+    if matches!(state.modals.last(), Some(Modal::Input(_))) {
+        if state.refuse_read_only(now) {
+            return;
+        }
+        let Some(Modal::Input(form)) = state.modals.last() else {
+            return;
+        };
+        let responses = form
+            .sections
+            .iter()
+            .map(|s| (s.input_key.clone(), json!({ "action": verdict })))
+            .collect();
+        send_answer(state, responses, fx);
+    } else if action == Action::Dismiss {
+        state.modals.pop();
+    }
+}
+
+/// Validate the open input form and send what it accepts.
+pub(super) fn submit(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
+    if state.refuse_read_only(now) {
+        return;
+    }
+    let Some(Modal::Input(form)) = state.modals.last_mut() else {
+        return;
+    };
+    let mut responses = BTreeMap::new();
+    let mut errors = 0;
+    for (group, section) in form.sections.iter().enumerate() {
+        match &section.kind {
+            SectionKind::Fields => match form.form.collect(group) {
+                Ok(content) => {
+                    responses.insert(
+                        section.input_key.clone(),
+                        json!({ "action": "accept", "content": Value::Object(content) }),
+                    );
+                }
+                Err(n) => errors += n,
+            },
+            SectionKind::Url { .. } => {
+                responses.insert(section.input_key.clone(), json!({ "action": "accept" }));
+            }
+            SectionKind::Unsupported { .. } => {}
+        }
+    }
+    if errors > 0 {
+        form.form.focus_first_error();
+        form.error = Some(format!(
+            "{errors} field{} need{} fixing",
+            if errors == 1 { "" } else { "s" },
+            if errors == 1 { "s" } else { "" }
+        ));
+        return;
+    }
+    if responses.is_empty() {
+        form.error = Some("nothing here can be accepted; decline instead".to_string());
+        return;
+    }
+    send_answer(state, responses, fx);
+}
+
+/// Send the responses, mark the row "answer sent", close the form.
+fn send_answer(state: &mut State, responses: BTreeMap<String, Value>, fx: &mut Vec<Effect>) {
+    let Some(Modal::Input(form)) = state.modals.pop() else {
+        return;
+    };
+    if let Some(row) = state.tasks.get_mut(&form.key) {
+        let mut requests = BTreeMap::new();
+        for k in responses.keys() {
+            if let Some(req) = row.pending.remove(k) {
+                requests.insert(k.clone(), req);
+            }
+            row.answered.insert(k.clone());
+        }
+        let baseline_keys: BTreeSet<String> = row
+            .task
+            .as_ref()
+            .map(|t| t.input_requests.keys().cloned().collect())
+            .unwrap_or_default();
+        row.answer = Some(AnswerMark {
+            requests,
+            acked: false,
+            baseline_status: row.task.as_ref().map(|t| t.status.clone()),
+            baseline_keys,
+        });
+        state.board.dirty = true;
+    }
+    fx.push(Effect::Engine(EngineCommand::Answer {
+        server: form.key.server.clone(),
+        task_id: form.key.task_id.clone(),
+        responses,
+    }));
+}
+
+/// The server acknowledged the answer.
+pub(super) fn answer_sent(state: &mut State, key: &TaskKey) {
+    if let Some(mark) = state.tasks.get_mut(key).and_then(|r| r.answer.as_mut()) {
+        mark.acked = true;
+        state.board.dirty = true;
+    }
+}
+
+/// The answer did not go through: the requests are pending again.
+pub(super) fn answer_failed(
+    state: &mut State,
+    key: &TaskKey,
+    keys: &[String],
+    error: &str,
+    now: Now,
+) {
+    if let Some(row) = state.tasks.get_mut(key) {
+        if let Some(mark) = row.answer.take() {
+            for (k, req) in mark.requests {
+                row.answered.remove(&k);
+                if keys.contains(&k) || keys.is_empty() {
+                    row.offer_input(&k, req);
+                }
+            }
+        }
+        state.board.dirty = true;
+    }
+    let text = format!("answer to {} failed: {error}", key.task_id.prefix());
+    state.notify(NoticeLevel::Error, &text, now);
+}
+
+/// A terminal or expired task closes its open input form without sending anything.
+pub(super) fn close_for_ended_task(state: &mut State, key: &TaskKey, now: Now) {
+    let before = state.modals.len();
+    state
+        .modals
+        .retain(|m| !matches!(m, Modal::Input(f) if &f.key == key));
+    if state.modals.len() != before {
+        let text = format!(
+            "task {} ended while its form was open; nothing was sent",
+            key.task_id.prefix()
+        );
+        state.notify(NoticeLevel::Info, &text, now);
+    }
+}

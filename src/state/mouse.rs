@@ -1,0 +1,60 @@
+//! Mouse input in the reducer's terms: what a click or the wheel landed on (hit-tested by
+//! the loop against the layout) and what it does — the wheel scrolls, a click selects a
+//! row, a tab or an inbox entry, a click on the selected one opens it. Must not render.
+
+use super::keymap::Action;
+use super::modal::Modal;
+use super::{State, Tab};
+
+/// What a mouse did, in terms of the screen's parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mouse {
+    ScrollUp,
+    ScrollDown,
+    Click(Hit),
+}
+
+/// What a click landed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// The n-th visible row of the task table (0 = first drawn).
+    Row(usize),
+    Tab(Tab),
+    /// The n-th entry of the inbox popup.
+    InboxRow(usize),
+    Elsewhere,
+}
+
+/// Apply the mouse action; returns the action it stands for, if any.
+pub(super) fn on_mouse(state: &mut State, mouse: Mouse) -> Option<Action> {
+    match mouse {
+        Mouse::ScrollUp => Some(Action::Up),
+        Mouse::ScrollDown => Some(Action::Down),
+        Mouse::Click(Hit::Tab(tab)) if state.modals.is_empty() => {
+            state.board.tab = tab;
+            state.board.dirty = true;
+            None
+        }
+        Mouse::Click(Hit::Row(i)) if state.modals.is_empty() => {
+            state.ensure_view();
+            let key = state.board.view.get(state.board.offset + i).cloned()?;
+            if state.board.selected.as_ref() == Some(&key) {
+                return Some(Action::OpenDetail);
+            }
+            state.board.selected = Some(key);
+            state.board.clamp_offset();
+            None
+        }
+        Mouse::Click(Hit::InboxRow(i)) => {
+            let Some(Modal::Inbox(v)) = state.modals.last_mut() else {
+                return None;
+            };
+            if v.selected == i {
+                return Some(Action::Select);
+            }
+            v.selected = i;
+            None
+        }
+        Mouse::Click(_) => None,
+    }
+}

@@ -1,0 +1,110 @@
+//! The engine's facts about tasks folded into the rows: what the ledger knows, snapshots,
+//! expiry, new input requests, reused input keys and numeric progress. The rows' own
+//! invariants (first terminal wins, input-key dedup) live in `task`. Must not render.
+
+use super::task::{CancelMark, TaskRow};
+use super::{Now, State, TaskKey, forms};
+use crate::engine::{EngineEvent, NoticeLevel, ServerId, TaskId, Tombstone, UpdateSource};
+use crate::mcp::{InputRequest, Task};
+
+/// The row of `key`, created on first mention; the table is rebuilt on the next frame.
+pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRow {
+    state.board.dirty = true;
+    state
+        .tasks
+        .entry(key.clone())
+        .or_insert_with(|| TaskRow::new(key.clone()))
+}
+
+/// What the ledger knows about a followed task (`TaskKnown`; history, so it updates no
+/// "last seen"). Other events are ignored.
+pub(super) fn known(state: &mut State, event: EngineEvent, now: Now) {
+    let EngineEvent::TaskKnown { server, task } = event else {
+        return;
+    };
+    let row = row_mut(state, &TaskKey::new(&server, &task.task_id));
+    row.tool = task.tool.or(row.tool.take());
+    row.arguments = task.arguments.or(row.arguments.take());
+    row.recorded_at = Some(task.recorded_at);
+    row.parent_task = task.parent_task;
+    row.started_by = task
+        .started_by
+        .map(|s| crate::sanitize::sanitize_line(&s, 40))
+        .or(row.started_by.take());
+    if let Some(why) = task.end {
+        row.expired = true;
+        row.end = Some(why);
+    }
+    if let Some(acked) = task.cancel
+        && row.cancel.is_none()
+    {
+        row.cancel = Some(CancelMark { acked });
+    }
+    if let Some(last) = task.last {
+        let seen = row.seen_at;
+        row.apply_snapshot(last, &task.pending, None, None, now);
+        row.seen_at = seen;
+    }
+    row.created = row.created.or(Some(task.recorded_at));
+}
+
+/// A new snapshot with the keys the engine still counts as pending; a task that just
+/// ended closes its open input form.
+pub(super) fn snapshot(
+    state: &mut State,
+    server: &ServerId,
+    task: Task,
+    pending: &[String],
+    source: UpdateSource,
+    latency_ms: Option<u64>,
+    now: Now,
+) {
+    let key = TaskKey::new(server, &task.task_id);
+    let row = row_mut(state, &key);
+    if row.apply_snapshot(task, pending, Some(source), latency_ms, now) {
+        if row.is_terminal() {
+            forms::close_for_ended_task(state, &key, now);
+        }
+    } else {
+        row.set_pending(pending);
+    }
+}
+
+/// A tombstone: the server no longer knows the task, or dropped its session.
+pub(super) fn expired(state: &mut State, key: &TaskKey, why: Tombstone, now: Now) {
+    let row = row_mut(state, key);
+    row.expired = true;
+    row.end = Some(why);
+    row.pending.clear();
+    forms::close_for_ended_task(state, key, now);
+}
+
+/// An id given to follow that its server does not know: no row, a notice.
+pub(super) fn not_found(state: &mut State, server: &ServerId, task_id: &TaskId, now: Now) {
+    let text = format!("no task {} on {server}", task_id.prefix());
+    state.notify(NoticeLevel::Warn, &text, now);
+}
+
+pub(super) fn input_requested(
+    state: &mut State,
+    key: &TaskKey,
+    input_key: &str,
+    req: InputRequest,
+) {
+    row_mut(state, key).offer_input(input_key, req);
+}
+
+pub(super) fn input_key_reused(state: &mut State, key: &TaskKey, input_key: &str, now: Now) {
+    let row = row_mut(state, key);
+    row.pending.remove(input_key);
+    row.reused.insert(input_key.to_string());
+    let text = format!(
+        "{} reused input key {input_key} for a different request (server bug); not re-prompted",
+        key.task_id.prefix()
+    );
+    state.notify(NoticeLevel::Warn, &text, now);
+}
+
+pub(super) fn progress(state: &mut State, key: &TaskKey, progress: f64, total: Option<f64>) {
+    row_mut(state, key).reported = Some((progress, total));
+}

@@ -1,0 +1,128 @@
+//! Reducer tests for the task table: selection by identity, scrolling, the filter, tabs, size.
+
+use super::{code, fresh, key, run, t0, task, tk, updated};
+use crate::mcp::TaskStatus;
+use crate::state::*;
+
+#[test]
+fn selection_is_kept_by_identity_through_inserts_sorts_and_filters() {
+    let mut s = fresh();
+    for i in 0..5 {
+        let mut t = task(&format!("t{i}"), TaskStatus::Working);
+        t.created_at = Some(format!("2026-07-28T09:5{i}:00Z"));
+        run(&mut s, vec![updated(t)]);
+    }
+    // newest first: t4 t3 t2 t1 t0; the first row seen (t0) stayed selected
+    assert_eq!(s.board.selected, Some(tk("t0")));
+    run(
+        &mut s,
+        vec![key('g'), code(KeyCode::Down), code(KeyCode::Down)],
+    );
+    assert_eq!(s.board.selected, Some(tk("t2")));
+    let mut newer = task("t9", TaskStatus::Working);
+    newer.created_at = Some("2026-07-28T09:59:30Z".into());
+    run(&mut s, vec![updated(newer)]);
+    assert_eq!(s.board.selected, Some(tk("t2")));
+    assert_eq!(s.board.selected_index(), Some(3));
+    run(&mut s, vec![key('S')]);
+    assert_eq!(s.board.selected, Some(tk("t2")));
+    assert_eq!(s.board.view[0], tk("t0"));
+    run(&mut s, vec![key('s'), key('s')]);
+    assert_eq!(s.board.selected, Some(tk("t2")));
+    // a filter that keeps it keeps it; one that hides it moves to a neighbour
+    run(&mut s, vec![key('/'), key('t'), key('2')]);
+    assert_eq!(s.board.view, vec![tk("t2")]);
+    assert_eq!(s.board.selected, Some(tk("t2")));
+    run(&mut s, vec![code(KeyCode::Backspace), key('1')]);
+    assert_eq!(s.board.selected, Some(tk("t1")));
+}
+
+#[test]
+fn scroll_position_survives_live_inserts() {
+    let mut s = fresh();
+    run(
+        &mut s,
+        vec![Msg::Viewport {
+            table_rows: 5,
+            page_rows: 5,
+        }],
+    );
+    for i in 0..30 {
+        let mut t = task(&format!("t{i:02}"), TaskStatus::Working);
+        t.created_at = Some(format!("2026-07-28T09:{i:02}:00Z"));
+        run(&mut s, vec![updated(t)]);
+    }
+    run(
+        &mut s,
+        vec![code(KeyCode::PageDown), code(KeyCode::PageDown)],
+    );
+    let sel = s.board.selected.clone();
+    let screen_row = s.board.selected_index().unwrap() - s.board.offset;
+    let mut t = task("new", TaskStatus::Working);
+    t.created_at = Some("2026-07-28T09:59:59Z".into());
+    run(&mut s, vec![updated(t)]);
+    assert_eq!(s.board.selected, sel);
+    assert_eq!(
+        s.board.selected_index().unwrap() - s.board.offset,
+        screen_row
+    );
+}
+
+#[test]
+fn invalid_regex_shows_an_inline_error_and_keeps_the_rows() {
+    let mut s = fresh();
+    run(&mut s, vec![updated(task("t1", TaskStatus::Working))]);
+    run(&mut s, vec![key('/'), key('(')]);
+    assert!(s.board.filter.error.is_some());
+    assert_eq!(s.board.view.len(), 1);
+    run(&mut s, vec![key('x'), key(')')]);
+    assert!(s.board.filter.error.is_none());
+    assert!(s.board.view.is_empty());
+    run(&mut s, vec![code(KeyCode::Esc)]);
+    assert_eq!(s.board.view.len(), 1);
+    assert!(!s.board.filter.editing);
+}
+
+#[test]
+fn tabs_narrow_the_rows() {
+    let mut s = fresh();
+    run(
+        &mut s,
+        vec![
+            updated(task("a", TaskStatus::Working)),
+            updated(task("b", TaskStatus::Completed)),
+            updated(task("c", TaskStatus::Failed)),
+        ],
+    );
+    assert_eq!(s.board.view.len(), 3);
+    run(&mut s, vec![code(KeyCode::Tab)]);
+    assert_eq!(s.board.view, vec![tk("a")]);
+    run(&mut s, vec![code(KeyCode::Tab), code(KeyCode::Tab)]);
+    assert_eq!(s.board.view, vec![tk("b")]);
+    run(
+        &mut s,
+        vec![
+            code(KeyCode::BackTab),
+            code(KeyCode::BackTab),
+            code(KeyCode::BackTab),
+        ],
+    );
+    assert_eq!(s.board.tab, Tab::All);
+    assert_eq!(s.board.tab_counts, [3, 1, 0, 1, 1, 0]);
+}
+
+#[test]
+fn ten_thousand_tasks_build_a_view() {
+    let mut s = fresh();
+    for i in 0..10_000 {
+        update(
+            &mut s,
+            updated(task(&format!("t{i:05}"), TaskStatus::Working)),
+            t0(),
+        );
+    }
+    s.ensure_view();
+    assert_eq!(s.board.view.len(), 10_000);
+    run(&mut s, vec![code(KeyCode::End)]);
+    assert_eq!(s.board.selected_index(), Some(9_999));
+}
