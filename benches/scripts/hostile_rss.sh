@@ -17,10 +17,10 @@ trap '[[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
 
 hwm() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 
-# Sample the peak RSS of PID for SECS seconds (or until it exits); prints kB.
+# Sample the peak RSS of PID for SECS seconds, or $2 (or until it exits); prints kB.
 peak() {
   local pid=$1 best=0 v
-  for _ in $(seq $((secs * 5))); do
+  for _ in $(seq $((${2:-$secs} * 5))); do
     v=$(hwm "$pid"); [[ -n "$v" ]] || break
     ((v > best)) && best=$v
     sleep 0.2
@@ -29,13 +29,14 @@ peak() {
 }
 
 start_server() { # plan -> sets url, spid; the server's stderr counts what it saw
-  mkfifo "$out/in.$1"
+  local run="$1.$BASHPID.$RANDOM"
+  mkfifo "$out/in.$run"
   HOSTILE_PLAN="$1" "$serve" --ignored --exact serve --nocapture \
-    <"$out/in.$1" >"$out/serve.$1" 2>"$out/seen.$1" &
+    <"$out/in.$run" >"$out/serve.$run" 2>"$out/seen.$1" &
   spid=$!
-  exec {hold}>"$out/in.$1"
-  for _ in $(seq 100); do grep -q READY "$out/serve.$1" 2>/dev/null && break; sleep 0.1; done
-  url="$(awk '/READY/ {print $2}' "$out/serve.$1")"
+  exec {hold}>"$out/in.$run"
+  for _ in $(seq 100); do grep -q READY "$out/serve.$run" 2>/dev/null && break; sleep 0.1; done
+  url="$(awk '/READY/ {print $2}' "$out/serve.$run")"
 }
 stop_server() { exec {hold}>&-; wait "$spid" 2>/dev/null; }
 
@@ -47,7 +48,7 @@ run_cli() { # plan, args… -> peak kB of the taskrail process
   ( ulimit -v 6291456; TASKRAIL_DB="$out/db.$plan" TASKRAIL_LOG="$out/log.$plan" \
       exec "$bin" "${args[@]}" >/dev/null 2>"$out/err.$plan" ) &
   local pid=$!
-  local kb; kb=$(peak "$pid")
+  local kb; kb=$(peak "$pid" "$([[ "$plan" == inputs-50k ]] && echo $((secs * 3)))")
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   stop_server
   echo "$kb"
@@ -56,13 +57,24 @@ run_cli() { # plan, args… -> peak kB of the taskrail process
 run_board() { # plan -> peak kB of the dashboard in tmux
   local plan=$1 session="hostile-$$-$1"
   start_server "$plan"
+  # The dashboard follows what its ledger holds: record the hostile task first.
+  TASKRAIL_DB="$out/bdb.$plan" TASKRAIL_LOG="$out/blog.$plan" timeout 120 \
+    "$bin" get -s "$url" task-0001-abcdef >/dev/null 2>&1
   tmux new -d -s "$session" -x 120 -y 35 \
     "ulimit -v 6291456; TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB=$out/bdb.$plan TASKRAIL_LOG=$out/blog.$plan exec $bin --server $url"
   local pid; pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+  local kb
   if [[ "$plan" == inputs-50k ]]; then
-    sleep 3; tmux send-keys -t "$session" Enter  # open the input form
+    # 50,000 requests make every tasks/get slow: wait for the row, open its input form,
+    # then measure with the form open.
+    for _ in $(seq 120); do
+      tmux capture-pane -p -t "$session" | grep -q "input" && break; sleep 0.5
+    done
+    tmux send-keys -t "$session" a
+    kb=$(peak "$pid" $((secs * 2)))
+  else
+    kb=$(peak "$pid")
   fi
-  local kb; kb=$(peak "$pid")
   local cpu; cpu=$(awk '{print $14+$15}' "/proc/$pid/stat" 2>/dev/null)
   tmux kill-session -t "$session" 2>/dev/null
   stop_server

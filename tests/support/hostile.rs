@@ -162,6 +162,9 @@ impl Drop for Hostile {
 struct App {
     plan: Plan,
     seen: Arc<Seen>,
+    /// The task as `tasks/get` answers it, serialised once (50,000 input requests take a
+    /// while to build and to print).
+    task: std::sync::OnceLock<String>,
 }
 
 /// Start the server; it stops when the returned value is dropped.
@@ -170,6 +173,7 @@ pub fn start(plan: Plan) -> Hostile {
     let app = Arc::new(App {
         plan,
         seen: seen.clone(),
+        task: std::sync::OnceLock::new(),
     });
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.set_nonblocking(true).expect("nonblocking");
@@ -260,6 +264,22 @@ impl App {
     }
 
     fn task(&self) -> Value {
+        self.build_task()
+    }
+
+    /// `tasks/get`'s answer, from the cached text.
+    fn task_reply(&self, id: &Value) -> Response {
+        let task = self.task.get_or_init(|| self.build_task().to_string());
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{task}}}"#);
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response()
+    }
+
+    fn build_task(&self) -> Value {
         let inputs = self.input_requests();
         let has_inputs = inputs.as_object().is_some_and(|m| !m.is_empty());
         let status = if has_inputs {
@@ -456,7 +476,7 @@ async fn on_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -
         ("tools/call", _) => app.call_reply(&id),
         ("tasks/get", _) => {
             app.seen.gets.fetch_add(1, Ordering::SeqCst);
-            result(&id, app.task())
+            app.task_reply(&id)
         }
         ("tasks/result", true) => sse_response(Body::from_stream(futures::stream::pending::<
             Result<Bytes, std::io::Error>,
