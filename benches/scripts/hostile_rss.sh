@@ -68,7 +68,7 @@ run_board() { # plan -> peak kB of the dashboard in tmux
     # 50,000 requests make every tasks/get slow: wait for the row, open its input form,
     # then measure with the form open.
     for _ in $(seq 120); do
-      tmux capture-pane -p -t "$session" | grep -q "input" && break; sleep 0.5
+      tmux capture-pane -p -t "$session" | grep -q "input needed" && break; sleep 0.5
     done
     tmux send-keys -t "$session" a
     kb=$(peak "$pid" $((secs * 2)))

@@ -323,9 +323,8 @@ impl HttpTransport {
         }
         let retry_after = retry_after(resp.headers());
         let body = read_bounded(resp, self.max_bytes).await?;
-        let parsed = serde_json::from_slice::<Value>(&body)
+        let parsed = Incoming::parse_bytes(&body)
             .ok()
-            .and_then(|v| Incoming::classify(v).ok())
             .filter(|m| matches!(m, Incoming::Response { .. }));
         match parsed {
             Some(

@@ -123,10 +123,7 @@ impl StdioTransport {
                     match line {
                         Line::TooLong { head, len } => too_long(routes, &head, len, max),
                         Line::Full(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
-                        Line::Full(bytes) => match std::str::from_utf8(&bytes)
-                            .map_err(|e| McpError::decode(e.to_string()))
-                            .and_then(Incoming::parse)
-                        {
+                        Line::Full(bytes) => match Incoming::parse_bytes(&bytes) {
                             Ok(msg) => route(routes, inbound, msg).await,
                             Err(e) => tracing::warn!("skipping a malformed stdio message: {e}"),
                         },

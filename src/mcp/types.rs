@@ -191,11 +191,18 @@ impl Task {
                 .find_map(|k| obj.get(*k))
                 .and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
         };
-        let (input_requests, more_input_requests) = obj
+        let (input_requests, beyond) = obj
             .get("inputRequests")
             .and_then(Value::as_object)
             .map(decode_input_requests)
             .unwrap_or_default();
+        // Requests already skipped while the message was parsed (`bounded_json`).
+        let skipped = obj
+            .get(super::bounded_json::MORE_KEY)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0);
+        let more_input_requests = beyond.saturating_add(skipped);
         let error = obj
             .get("error")
             .and_then(|e| serde_json::from_value::<ErrorObject>(e.clone()).ok());
