@@ -211,6 +211,22 @@ impl Follower {
                 }
                 say(format!("{name}: {reason}"));
             }
+            EngineEvent::SignInRequired { server, reason } => {
+                eprintln!(
+                    "error: {}: sign in required: {}",
+                    shown(server.as_str()),
+                    sanitize_line(&reason, 300)
+                );
+                match command_line(&["taskrail", "auth", "login", server.as_str()]) {
+                    Some(cmd) => eprintln!("sign in with: {cmd}"),
+                    None => eprintln!("the server name {UNQUOTABLE}"),
+                }
+                return Some(exit::SIGN_IN);
+            }
+            EngineEvent::SignInStarted { .. }
+            | EngineEvent::SignInIgnored { .. }
+            | EngineEvent::SignedIn { .. }
+            | EngineEvent::SignInFailed { .. } => {}
             EngineEvent::Reconnecting {
                 server,
                 attempt,

@@ -128,6 +128,8 @@ pub struct ConnectOptions {
     pub max_message_bytes: usize,
     pub client_name: String,
     pub client_version: String,
+    /// OAuth sign-in for HTTP servers (none: only the static headers).
+    pub auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
 
 impl Default for ConnectOptions {
@@ -142,6 +144,7 @@ impl Default for ConnectOptions {
             max_message_bytes: 16 * 1024 * 1024,
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
+            auth: None,
         }
     }
 }

@@ -17,11 +17,11 @@ impl ServerActor {
         let endpoint = self.spec.endpoint.clone();
         let options = self.spec.options.clone();
         let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
+        self.connect_task = Some(tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             let result = McpClient::connect(endpoint, options).await;
             let _ = tx.send(Internal::Connected(result)).await;
-        });
+        }));
     }
 
     pub(super) async fn on_connected(&mut self, result: Connected) {
@@ -63,6 +63,7 @@ impl ServerActor {
                     Box::pin(self.on_command(cmd)).await;
                 }
             }
+            Err(McpError::SignInRequired(reason)) => self.sign_in_required(reason).await,
             Err(e) => {
                 self.connect_attempt += 1;
                 let retry_in = backoff(
