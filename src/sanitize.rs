@@ -135,6 +135,12 @@ pub fn display_width(s: &str) -> usize {
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
+/// Whether `c` may be written to a terminal as it is: no control (C0, DEL, C1), no bidi,
+/// zero-width or other invisible character, no line or paragraph separator.
+pub fn is_printable(c: char) -> bool {
+    !(c.is_control() || is_invisible(c) || matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
 /// Characters that must never reach the terminal even though they are not controls.
 fn is_invisible(c: char) -> bool {
     matches!(c,
@@ -202,6 +208,8 @@ impl Iterator for Cleaned<'_> {
             let c = self.chars.next()?;
             match c {
                 '\n' | '\t' => return Some(c),
+                // Line and paragraph separators break a line like a newline does.
+                '\u{2028}' | '\u{2029}' => return Some('\n'),
                 '\r' => continue,
                 '\u{1b}' => match self.chars.next() {
                     Some('[') => self.skip_csi(),
@@ -245,7 +253,7 @@ mod tests {
     fn assert_safe(s: &str) {
         for c in s.chars() {
             assert!(!c.is_control(), "control {c:?} left in {s:?}");
-            assert!(!is_invisible(c), "invisible {c:?} left in {s:?}");
+            assert!(is_printable(c), "unprintable {c:?} left in {s:?}");
         }
     }
 
@@ -282,6 +290,19 @@ mod tests {
     #[test]
     fn newlines_and_tabs_become_spaces() {
         assert_eq!(sanitize_line("a\nb\tc\r\nd", 80), "a b c d");
+    }
+
+    #[test]
+    fn line_and_paragraph_separators_cannot_break_a_row() {
+        let s = sanitize_line("row\u{2028}two\u{2029}three", 80);
+        assert_eq!(s, "row two three");
+        assert_safe(&s);
+        assert!(!s.contains('\u{2028}'));
+        assert_eq!(
+            sanitize_block("a\u{2028}b", 5, 80),
+            vec!["a".to_string(), "b".to_string()]
+        );
+        assert!(!is_printable('\u{2029}') && !is_printable('\u{9b}') && is_printable('é'));
     }
 
     #[test]

@@ -35,6 +35,7 @@ fn task(id: &str, status: TaskStatus, msg: Option<&str>, created: &str) -> Task 
         input_requests: Default::default(),
         result: None,
         error: None,
+        more_input_requests: 0,
     }
 }
 

@@ -49,6 +49,7 @@ fn task(id: &str, status: TaskStatus) -> Task {
         input_requests: Default::default(),
         result: None,
         error: None,
+        more_input_requests: 0,
     }
 }
 
@@ -254,4 +255,46 @@ fn hostile_tool_picker_renders_inert() {
     snap("hostile_tool_picker", &mut s);
     enter(&mut s);
     snap("hostile_tool_args", &mut s);
+}
+
+#[test]
+fn fifty_thousand_input_requests_are_bounded_on_the_board() {
+    let mut requests = serde_json::Map::new();
+    for i in 0..50_000 {
+        requests.insert(
+            format!("k{i:05}"),
+            json!({ "method": "elicitation/create", "params": { "message": format!("approve {i}?"),
+                "requestedSchema": { "type": "object", "properties": { "ok": { "type": "boolean" } } } } }),
+        );
+    }
+    let wire = json!({ "taskId": "many-inputs", "status": "input_required",
+        "pollIntervalMs": 1000, "inputRequests": requests });
+    let t = Task::from_wire(&wire).unwrap();
+    assert!(
+        t.input_requests.len() <= 64,
+        "{} kept",
+        t.input_requests.len()
+    );
+    let mut s = State::new(vec![srv()], false, Keymap::default_keymap());
+    apply(
+        &mut s,
+        vec![event(EngineEvent::snapshot(
+            srv(),
+            t,
+            UpdateSource::Poll,
+            None,
+        ))],
+    );
+    let entries = taskrail::state::inbox::entries(&s);
+    assert!(entries.len() <= 64, "{} inbox entries", entries.len());
+    apply(&mut s, vec![Msg::Key(Key::char('i'))]);
+    let backend = render(&s, 100, 30);
+    assert_inert("inbox", &backend);
+    let text: String = backend
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(text.contains("more not shown"), "{text}");
 }

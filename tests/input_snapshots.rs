@@ -45,6 +45,7 @@ fn waiting(id: &str, tool: &str, requests: Vec<(&str, &str, Value)>) -> Vec<Msg>
         ttl_ms: Some(3_600_000),
         poll_interval_ms: Some(2000),
         input_requests: Default::default(),
+        more_input_requests: 0,
         result: None,
         error: None,
     };

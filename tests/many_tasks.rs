@@ -49,6 +49,7 @@ fn a_hundred_thousand_tasks_fit_and_render() {
             input_requests: Default::default(),
             result: None,
             error: None,
+            more_input_requests: 0,
         };
         update(
             &mut s,

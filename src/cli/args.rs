@@ -19,6 +19,11 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
+/// Task ids, keys and tool names are never empty (an empty one is a usage error).
+fn non_empty() -> clap::builder::NonEmptyStringValueParser {
+    clap::builder::NonEmptyStringValueParser::new()
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "taskrail",
@@ -59,9 +64,11 @@ pub struct GlobalArgs {
     /// Log file (default: taskrail.log in the user's data dir).
     #[arg(long, value_name = "PATH", env = "TASKRAIL_LOG", global = true)]
     pub log_file: Option<PathBuf>,
-    /// Seconds to wait for one ordinary request.
-    #[arg(long, value_name = "SECS", default_value_t = 30, global = true)]
-    pub timeout: u64,
+    /// Seconds to wait for one request (default 30). Given, it also bounds `tools/call`
+    /// (default 600: a server without tasks may hold a plain call open); a call that
+    /// creates a task only waits for the task handle, then the task is followed to its end.
+    #[arg(long, value_name = "SECS", global = true)]
+    pub timeout: Option<u64>,
     /// Where sign-ins are kept: auto (the OS keyring when a Secret Service runs, else
     /// tokens.json in the user's data dir), keyring, file, or a file path.
     #[arg(
@@ -83,6 +90,7 @@ pub enum Command {
     },
     /// Call a tool; follow the task it creates to its end (or print its handle with --detach).
     Call {
+        #[arg(value_parser = non_empty())]
         tool: String,
         /// Arguments as a JSON object.
         #[arg(long, value_name = "JSON", default_value = "{}")]
@@ -93,13 +101,13 @@ pub enum Command {
     },
     /// Fetch one task once.
     Get {
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         task_id: String,
     },
     /// Follow tasks to their end (no ids: every unfinished task in the ledger).
     Watch {
         // One value per occurrence, so a flag after the ids stays a flag.
-        #[arg(allow_hyphen_values = true, num_args = 1, action = clap::ArgAction::Append)]
+        #[arg(allow_hyphen_values = true, value_parser = non_empty(), num_args = 1, action = clap::ArgAction::Append)]
         task_ids: Vec<String>,
         /// One JSON line per observed change.
         #[arg(long)]
@@ -107,9 +115,9 @@ pub enum Command {
     },
     /// Answer one input request of a task (`tasks/update`).
     Answer {
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         task_id: String,
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         key: String,
         /// The response: `{"action":"accept","content":{…}}`, or just the content object.
         #[arg(long = "json", value_name = "RESPONSE")]
@@ -121,7 +129,7 @@ pub enum Command {
     },
     /// Cancel a task (`tasks/cancel`).
     Cancel {
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         task_id: String,
     },
     /// List the tasks in the ledger.
@@ -134,14 +142,14 @@ pub enum Command {
     },
     /// Print a task's timeline from the ledger (a unique id prefix is enough).
     Timeline {
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         task_id: String,
         #[arg(long)]
         json: bool,
     },
     /// Write a task's timeline as JSONL for a bug report (short ids, no arguments).
     Export {
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         task_id: String,
         /// Output file (default: standard output).
         #[arg(long, short, value_name = "FILE")]

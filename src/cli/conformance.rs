@@ -145,7 +145,7 @@ async fn call_tools(client: &McpClient) -> u8 {
                 let _ = out!("{name}: {}", sanitize_line(&text, 200));
             }
             Ok(CallOutcome::Task(task)) => {
-                let _ = out!("{name}: task {}", task.status.as_str());
+                let _ = out!("{name}: task {}", sanitize_line(task.status.as_str(), 40));
             }
             Ok(CallOutcome::InputRequired { .. }) => {
                 let _ = out!("{name}: input required");

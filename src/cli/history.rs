@@ -6,7 +6,7 @@ use serde_json::json;
 use std::fmt::Write as _;
 
 use super::args::exit;
-use super::output::{finish, record_json};
+use super::output::{finish, record_json, shown, shown_short};
 use super::task_ref::{Need, resolve};
 use super::{Context, fail};
 use crate::ledger::{EventRecord, TaskRecord, parse_duration};
@@ -52,7 +52,7 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
         let _ = writeln!(
             text,
             "{:<10} {:<16} {:<20} {:<24} {}",
-            r.task_id,
+            shown_short(r.task_id.as_str()),
             sanitize_line(&status, 16),
             sanitize_line(r.tool.as_deref().unwrap_or("-"), 20),
             r.recorded_at.format("%Y-%m-%d %H:%M:%S"),
@@ -99,8 +99,8 @@ pub async fn timeline(ctx: &Context, given: &str, json_out: bool) -> u8 {
     let _ = writeln!(
         text,
         "task {} on {}",
-        rec.task_id,
-        sanitize_line(rec.server.as_str(), 100)
+        shown_short(rec.task_id.as_str()),
+        shown(rec.server.as_str())
     );
     for e in &events {
         let latency = e.latency_ms.map(|l| format!(" {l} ms")).unwrap_or_default();

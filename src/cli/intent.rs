@@ -80,7 +80,7 @@ async fn run_one(
 
 fn wait_for(ctx: &Context) -> Duration {
     // Long enough for the process that follows the task to act on it.
-    Duration::from_secs(ctx.global.timeout.max(1)).max(Duration::from_secs(35))
+    Duration::from_secs(ctx.global.timeout.unwrap_or(30).max(1)).max(Duration::from_secs(35))
 }
 
 /// What `answer` is asked to send.
@@ -97,8 +97,9 @@ pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: Answe
         response,
         force,
     } = args;
-    let response: Value = match serde_json::from_str(response) {
-        Ok(v) => normalize_response(v),
+    let response: Value = match serde_json::from_str(response).map(normalize_response) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return fail(&format!("--json: {e}"), exit::USAGE),
         Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
     };
     let task_id = &task.task_id;

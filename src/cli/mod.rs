@@ -108,9 +108,12 @@ impl Context {
     }
 
     pub fn connect_options(&self) -> Result<ConnectOptions, u8> {
+        let defaults = ConnectOptions::default();
+        let given = self.global.timeout.map(|s| Duration::from_secs(s.max(1)));
         let mut opts = ConnectOptions {
-            request_timeout: Duration::from_secs(self.global.timeout.max(1)),
-            ..Default::default()
+            request_timeout: given.unwrap_or(defaults.request_timeout),
+            call_timeout: given.unwrap_or(defaults.call_timeout),
+            ..defaults
         };
         for h in &self.global.headers {
             match ConnectOptions::parse_header(h) {
@@ -218,21 +221,18 @@ impl Context {
     }
 }
 
-/// Log to a file only (never to the terminal the dashboard owns).
+/// Log to a file only (never to the terminal the dashboard owns). The file is created
+/// `0600`, its missing directories `0700`; the default data dir (shared with the ledger)
+/// is made private even when an older version created it `0755`.
 fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let data_dir =
+        directories::ProjectDirs::from("", "", "taskrail").map(|d| d.data_dir().to_path_buf());
     let path = match &global.log_file {
         Some(p) => p.clone(),
-        None => directories::ProjectDirs::from("", "", "taskrail")?
-            .data_dir()
-            .join("taskrail.log"),
+        None => data_dir.as_ref()?.join("taskrail.log"),
     };
     let dir = path.parent()?;
-    std::fs::create_dir_all(dir).ok()?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .ok()?;
+    let file = open_private(dir, &path, data_dir.as_deref() == Some(dir)).ok()?;
     let (writer, guard) = tracing_appender::non_blocking(file);
     let mut filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
         .unwrap_or_else(|_| "info".into());
@@ -247,6 +247,35 @@ fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::W
         .try_init()
         .ok()?;
     Some(guard)
+}
+
+/// Create `dir` (missing parts `0700`) and open `path` in it for appending, `0600`.
+/// `own_dir`: the directory is taskrail's own, so it is made `0700` if it exists.
+fn open_private(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    own_dir: bool,
+) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    if !dir.as_os_str().is_empty() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        if own_dir {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    // An existing log may predate this rule; a device or pipe is left alone.
+    if file.metadata()?.is_file() {
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
+    }
+    Ok(file)
 }
 
 /// Entry point of the binary.
@@ -419,7 +448,10 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
                 Some(extras::disabled_text(s, why))
             });
             if let Some(text) = disabled {
-                say!("skipping task {}: {text}", rec.task_id);
+                say!(
+                    "skipping task {}: {text}",
+                    output::shown_short(rec.task_id.as_str())
+                );
                 continue;
             }
             match ctx.spec_for(&rec.server) {
@@ -427,8 +459,8 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
                 None => say!(
                     "skipping task {} of {}: not a server this process can reach (a stdio \
                      server's tasks live in the process that started it)",
-                    rec.task_id,
-                    crate::sanitize::sanitize_line(rec.server.as_str(), 100)
+                    output::shown_short(rec.task_id.as_str()),
+                    output::shown(rec.server.as_str())
                 ),
             }
         }

@@ -1,10 +1,15 @@
 //! What the CLI prints and how: JSON in the wire's camelCase (`watch --json` lines, ledger
-//! records, tools), sanitized human status lines, response normalisation for answers, and
-//! the two writers — stdout, where a closed pipe (`| head`) ends the command quietly, and
-//! stderr, whose lines are best effort and never panic.
+//! records, tools), human status lines, response normalisation for answers, and the two
+//! writers — stdout, where a closed pipe (`| head`) ends the command quietly, and stderr,
+//! whose lines are best effort and never panic. Every line the CLI writes goes through
+//! here (`say!`, `out!`, `write_out`, `finish`).
 //!
-//! Formatting and writing only. Everything a server sent goes through `sanitize` unless
-//! printed as JSON.
+//! Everything a server sent is untrusted: free text goes through `sanitize`; ids and keys
+//! go through `shown`, which prints them as they are only when every character is
+//! printable and otherwise escaped and marked, so a cleaned-up look-alike never passes
+//! for the real value; a command line to paste is only offered when every word can be
+//! quoted safely (`command_line`); JSON goes through `sanitize::json_line`. Formatting
+//! and writing only.
 
 use std::fmt;
 use std::io::Write;
@@ -14,7 +19,108 @@ use serde_json::{Value, json};
 use crate::engine::UpdateSource;
 use crate::ledger::TaskRecord;
 use crate::mcp::{Task, ToolInfo};
-use crate::sanitize::sanitize_line;
+use crate::sanitize::{is_printable, sanitize_line};
+
+/// How much of an unprintable id or key is shown escaped.
+const SHOWN_CHARS: usize = 120;
+
+/// A last pass over human lines: nothing unprintable reaches the terminal (our own line
+/// breaks stay; a tab is a space).
+fn inert(text: &str) -> String {
+    text.chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .filter(|c| *c == '\n' || is_printable(*c))
+        .collect()
+}
+
+/// A character an id may show as it is: printable, and no whitespace but the space.
+fn plain_char(c: char) -> bool {
+    is_printable(c) && (c == ' ' || !c.is_whitespace())
+}
+
+/// Whether `s` can be shown and quoted as it is.
+fn plain(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(plain_char)
+}
+
+/// A server-chosen id or key for a person: itself when it is plain printable text,
+/// otherwise `«escaped: …»` with every other character as `\u{…}`.
+pub fn shown(s: &str) -> String {
+    if plain(s) {
+        return sanitize_line(s, 200);
+    }
+    let mut out = String::from("«escaped: ");
+    for (i, c) in s.chars().enumerate() {
+        if i == SHOWN_CHARS {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if plain_char(c) => out.push(c),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    out.push('»');
+    out
+}
+
+/// The short form of a task id (its first characters, and `…` when it is longer: ids are
+/// bearer secrets), shown as [`shown`] does.
+pub fn shown_short(id: &str) -> String {
+    let head: String = id.chars().take(crate::ids::SHORT_LEN).collect();
+    let mut s = shown(&head);
+    if id.chars().count() > crate::ids::SHORT_LEN {
+        s.push('…');
+    }
+    s
+}
+
+/// Why no command line is offered for a word that [`command_line`] refused.
+pub const UNQUOTABLE: &str =
+    "holds characters that cannot be quoted safely for a shell, so no command is offered";
+
+/// `words` as one command line a shell reads back word for word, or `None` when a word
+/// holds anything but printable text (NUL, controls, escapes, invisible characters).
+pub fn command_line(words: &[&str]) -> Option<String> {
+    let mut out = Vec::with_capacity(words.len());
+    for w in words {
+        if !w.chars().all(plain_char) {
+            return None;
+        }
+        out.push(shlex::try_quote(w).ok()?.into_owned());
+    }
+    Some(out.join(" "))
+}
+
+/// How much of an input request's JSON the prompt shows.
+const REQUEST_PREVIEW: usize = 2000;
+
+/// The request as one terminal-safe JSON line, cut when long.
+pub fn request_preview(request: &crate::mcp::InputRequest) -> String {
+    let json = crate::sanitize::json_line(request);
+    if json.len() <= REQUEST_PREVIEW {
+        return json;
+    }
+    let cut: String = json.chars().take(REQUEST_PREVIEW).collect();
+    format!("{cut}… ({} bytes in all)", json.len())
+}
+
+/// `taskrail answer …` for one key, when every word quotes safely.
+pub fn answer_command(server: &str, task_id: &str, key: &str) -> Option<String> {
+    const RESPONSE: &str = r#"{"action":"accept","content":{…}}"#;
+    let base = ["taskrail", "answer", "--server", server];
+    let words: Vec<&str> = if task_id.starts_with('-') || key.starts_with('-') {
+        base.into_iter()
+            .chain(["--json", RESPONSE, "--", task_id, key])
+            .collect()
+    } else {
+        base.into_iter()
+            .chain([task_id, key, "--json", RESPONSE])
+            .collect()
+    };
+    command_line(&words)
+}
 
 /// Standard output is gone (the reader closed the pipe, or the disk is full): stop writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +142,7 @@ pub fn write_out(text: &str) -> Result<(), Closed> {
 
 /// One line to stdout (see [`write_out`]).
 pub fn out_line(line: fmt::Arguments<'_>) -> Result<(), Closed> {
-    write_out(&format!("{line}\n"))
+    write_out(&format!("{}\n", inert(&line.to_string())))
 }
 
 /// The end of a one-shot command: its output, then its exit code. A closed stdout loses
@@ -49,7 +155,7 @@ pub fn finish(text: &str, code: u8) -> u8 {
 /// One line to stderr, best effort: a closed stderr loses it instead of panicking.
 pub fn say_line(line: fmt::Arguments<'_>) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}").and_then(|()| err.flush());
+    let _ = writeln!(err, "{}", inert(&line.to_string())).and_then(|()| err.flush());
 }
 
 /// `eprintln!` that never panics (see [`say_line`]).
@@ -107,6 +213,9 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
     if !task.input_requests.is_empty() {
         v["inputRequests"] = serde_json::to_value(&task.input_requests).unwrap_or(Value::Null);
     }
+    if task.more_input_requests > 0 {
+        v["moreInputRequests"] = json!(task.more_input_requests);
+    }
     if let Some(r) = &task.result {
         v["result"] = r.clone();
     }
@@ -118,7 +227,11 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
 
 /// A one-line human summary of a snapshot.
 pub fn status_line(task: &Task) -> String {
-    let mut s = format!("{} {}", task.task_id, task.status.as_str());
+    let mut s = format!(
+        "{} {}",
+        shown_short(task.task_id.as_str()),
+        sanitize_line(task.status.as_str(), 40)
+    );
     if let Some(m) = &task.status_message {
         s.push_str(": ");
         s.push_str(&sanitize_line(m, 200));
@@ -129,19 +242,21 @@ pub fn status_line(task: &Task) -> String {
     s
 }
 
-/// `{"action":…}` as given, anything else as the `content` of an accept.
-pub fn normalize_response(v: Value) -> Value {
+/// `{"action":…}` as given (an accept's `content`, when present, must be an object),
+/// any other object as the `content` of an accept; anything else is refused.
+pub fn normalize_response(v: Value) -> Result<Value, String> {
     match v.get("action").and_then(Value::as_str) {
-        Some("accept" | "decline" | "cancel") => v,
-        _ => json!({ "action": "accept", "content": v }),
+        Some("accept") if v.get("content").is_some_and(|c| !c.is_object()) => {
+            Err("the content of an accept must be a JSON object".into())
+        }
+        Some("accept" | "decline" | "cancel") => Ok(v),
+        _ if v.is_object() => Ok(json!({ "action": "accept", "content": v })),
+        _ => Err(
+            "the response must be a JSON object: {\"action\":\"accept\",\"content\":{…}}, \
+             {\"action\":\"decline\"}, {\"action\":\"cancel\"} or the content object"
+                .into(),
+        ),
     }
-}
-
-/// Quote an argument for a shell command the user may copy.
-pub fn shell_quote(s: &str) -> String {
-    shlex::try_quote(s)
-        .map(|c| c.into_owned())
-        .unwrap_or_else(|_| format!("'{s}'"))
 }
 
 #[cfg(test)]
@@ -152,12 +267,84 @@ mod tests {
     fn responses_are_normalised() {
         assert_eq!(
             normalize_response(json!({"action":"decline"})),
-            json!({"action":"decline"})
+            Ok(json!({"action":"decline"}))
         );
         assert_eq!(
             normalize_response(json!({"name":"Ada"})),
-            json!({"action":"accept","content":{"name":"Ada"}})
+            Ok(json!({"action":"accept","content":{"name":"Ada"}}))
         );
+        for bad in [
+            json!([]),
+            json!(7),
+            json!("x"),
+            json!(null),
+            json!({"action":"accept","content":[1]}),
+        ] {
+            assert!(normalize_response(bad.clone()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unprintable_ids_are_escaped_and_marked() {
+        assert_eq!(shown("task-123"), "task-123");
+        assert_eq!(shown("it's a $(x)"), "it's a $(x)");
+        let s = shown("x\u{0}y\u{1b}]0;t\u{7}\u{202e}z\\");
+        assert_eq!(s, r"«escaped: x\u{0}y\u{1b}]0;t\u{7}\u{202e}z\\»");
+        assert!(s.chars().all(is_printable));
+        assert!(shown("a\nb").starts_with("«escaped: "));
+        assert!(shown(&"\u{7}".repeat(1000)).chars().count() < 1000);
+        assert_eq!(
+            shown_short("\u{1b}]0;abcdefgh"),
+            r"«escaped: \u{1b}]0;abcd»…"
+        );
+    }
+
+    #[test]
+    fn commands_are_offered_only_when_every_word_quotes_safely() {
+        let line = command_line(&["taskrail", "watch", "--", "it's $(x)"]).unwrap();
+        assert_eq!(
+            shlex::split(&line).unwrap(),
+            vec!["taskrail", "watch", "--", "it's $(x)"]
+        );
+        assert_eq!(command_line(&["x\u{0}'; touch PWNED; echo '"]), None);
+        assert_eq!(command_line(&["k\u{1b}]52;c;AAAA\u{7}"]), None);
+        assert_eq!(command_line(&["a\u{202e}b"]), None);
+        assert_eq!(command_line(&["tab\there"]), None);
+    }
+
+    #[test]
+    fn every_cli_line_goes_through_this_module() {
+        fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    rust_files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&root.join("cli"), &mut files);
+        files.push(root.join("prompt.rs"));
+        assert!(files.len() > 10, "{files:?}");
+        for path in files {
+            if path.file_name().is_some_and(|n| n == "output.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                assert!(
+                    !["println!", "print!(", "eprintln!", "eprint!("]
+                        .iter()
+                        .any(|m| line.contains(m)),
+                    "{}:{}: prints without cli::output: {line}",
+                    path.display(),
+                    i + 1
+                );
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,27 @@ use std::time::Duration;
 use crate::state::keymap::{Action, Context, Keymap};
 use crate::state::keys::Key;
 
+/// The largest config or theme file read (a bigger one, or an endless one such as
+/// `/dev/zero`, is refused after reading this much).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// A config or theme file as text, read with the [`MAX_FILE_BYTES`] bound.
+pub(crate) fn read_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB, the most a config or theme file may be",
+            MAX_FILE_BYTES / 1024
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 /// Where notifications go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Desktop {
@@ -179,7 +200,7 @@ impl Config {
                 None => return Ok(Config::defaults()),
             },
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_file(&path) {
             Ok(t) => t,
             Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Config::defaults());

@@ -89,7 +89,7 @@ pub(super) fn parse(
             theme
         } else if name.ends_with(".toml") || name.contains('/') {
             let path = base.join(name);
-            let body = std::fs::read_to_string(&path)
+            let body = super::read_file(&path)
                 .map_err(|e| format!("line {}: theme file {}: {e}", at(text, t), path.display()))?;
             theme_file::parse_theme(&body)
                 .map_err(|e| format!("theme file {}: {e}", path.display()))?

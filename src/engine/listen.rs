@@ -2,7 +2,10 @@
 //! on a changed task set, swap once acknowledged, reconnect with backoff) and the legacy
 //! session GET stream.
 //!
-//! Owns: stream lifetimes. Must not touch task state: it reports `ListenMsg`s to the actor.
+//! Owns: stream lifetimes, including giving up: a stream that ended or failed
+//! [`MAX_FAILED_STREAMS`] times in a row without proving itself (a push, or [`STABLE`]
+//! open) turns push off for [`GIVE_UP_PAUSE`], then it is tried afresh. Must not touch
+//! task state: it reports `ListenMsg`s to the actor.
 
 use futures::StreamExt;
 use std::collections::BTreeSet;
@@ -10,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
+use crate::mcp::get_stream::reconnect_delay;
 use crate::mcp::{McpClient, McpError, Subscription, SubscriptionEvent, Task, TaskId};
 
 /// What the push side reports to its server actor.
@@ -30,6 +34,21 @@ pub enum ListenMsg {
     },
     /// The server has no push (e.g. `-32601`); poll only.
     Unavailable(String),
+    /// The stream kept ending or failing: push is off for a while, and why.
+    GaveUp(String),
+}
+
+/// A listen open this long (or one that delivered a push) was healthy: the next failure
+/// starts the backoff again.
+pub const STABLE: Duration = Duration::from_secs(30);
+/// Streams in a row that ended or failed early before push is turned off.
+pub const MAX_FAILED_STREAMS: u32 = 6;
+/// How long push stays off after that (tasks are polled meanwhile).
+pub const GIVE_UP_PAUSE: Duration = Duration::from_secs(300);
+
+/// Why push was turned off, for the notice.
+fn give_up_reason(attempts: u32, last: &str) -> String {
+    format!("the push stream ended or failed {attempts} times in a row (last: {last})")
 }
 
 /// Exponential backoff with jitter: base·2^(attempt-1), capped, plus up to 25 %.
@@ -52,13 +71,6 @@ fn is_final(e: &McpError) -> bool {
             ..
         }
     )
-}
-
-async fn next_event(sub: &mut Option<Subscription>) -> Result<SubscriptionEvent, McpError> {
-    match sub {
-        Some(s) => s.next().await,
-        None => std::future::pending().await,
-    }
 }
 
 /// A replaced subscription, read until it goes quiet: what the server sent on it before
@@ -93,7 +105,23 @@ async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// Keep one acknowledged listen open for the current set of task ids.
+/// The listen in use and when it was acknowledged.
+struct Current {
+    sub: Subscription,
+    since: tokio::time::Instant,
+}
+
+async fn next_current(current: &mut Option<Current>) -> Result<SubscriptionEvent, McpError> {
+    match current {
+        Some(c) => c.sub.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Keep one acknowledged listen open for the current set of task ids. Every re-listen
+/// after a stream that ended or failed waits a growing backoff; after
+/// [`MAX_FAILED_STREAMS`] such streams in a row push is given up ([`ListenMsg::GaveUp`])
+/// for [`GIVE_UP_PAUSE`].
 pub async fn run_listen(
     client: Arc<McpClient>,
     mut ids: watch::Receiver<BTreeSet<TaskId>>,
@@ -101,15 +129,50 @@ pub async fn run_listen(
     base: Duration,
     max: Duration,
 ) {
-    let mut current: Option<Subscription> = None;
+    let mut current: Option<Current> = None;
     let mut draining: Option<Draining> = None;
     let mut current_ids: BTreeSet<TaskId> = BTreeSet::new();
+    // Streams in a row that ended or failed without proving themselves.
     let mut attempt = 0u32;
     let mut lost = false;
     // Set when the set of ids changed and a new listen may be needed.
     let mut recheck = true;
     // While set, id changes are gathered until then before one recheck.
     let mut settle: Option<tokio::time::Instant> = None;
+    // A stream ended or failed: count it, tell the actor, wait (long after too many).
+    macro_rules! stream_lost {
+        ($why:expr, $since:expr) => {{
+            let why: String = $why;
+            let since: Option<tokio::time::Instant> = $since;
+            if since.is_some_and(|s| s.elapsed() >= STABLE) {
+                attempt = 0;
+            }
+            attempt += 1;
+            lost = true;
+            current = None;
+            current_ids.clear();
+            recheck = true;
+            if attempt >= MAX_FAILED_STREAMS {
+                let gave_up = ListenMsg::GaveUp(give_up_reason(attempt, &why));
+                if out.send(gave_up).await.is_err() {
+                    return;
+                }
+                attempt = 0;
+                tokio::time::sleep(GIVE_UP_PAUSE).await;
+                continue;
+            }
+            let retry_in = backoff(attempt, base, max);
+            let lost_msg = ListenMsg::Lost {
+                error: why,
+                attempt,
+                retry_in,
+            };
+            if out.send(lost_msg).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(retry_in).await;
+        }};
+    }
     loop {
         let wanted = ids.borrow_and_update().clone();
         if recheck && wanted.is_empty() {
@@ -125,8 +188,9 @@ pub async fn run_listen(
             let opened = loop {
                 tokio::select! {
                     r = &mut opening => break r,
-                    ev = next_event(&mut current) => match ev {
+                    ev = next_current(&mut current) => match ev {
                         Ok(SubscriptionEvent::Task(t)) => {
+                            attempt = 0;
                             if out.send(ListenMsg::Pushed(t)).await.is_err() {
                                 return;
                             }
@@ -150,14 +214,17 @@ pub async fn run_listen(
                         accepted: sub.accepted.clone(),
                         full_resync: lost,
                     };
-                    if let Some(old) = current.replace(sub) {
+                    let fresh = Current {
+                        sub,
+                        since: tokio::time::Instant::now(),
+                    };
+                    if let Some(old) = current.replace(fresh) {
                         draining = Some(Draining {
-                            sub: old,
+                            sub: old.sub,
                             until: tokio::time::Instant::now() + DRAIN_MAX,
                         });
                     }
                     current_ids = wanted;
-                    attempt = 0;
                     lost = false;
                     if out.send(msg).await.is_err() {
                         return;
@@ -168,20 +235,7 @@ pub async fn run_listen(
                     return;
                 }
                 Err(e) => {
-                    attempt += 1;
-                    lost = true;
-                    current = None;
-                    current_ids.clear();
-                    let retry_in = backoff(attempt, base, max);
-                    let lost_msg = ListenMsg::Lost {
-                        error: e.to_string(),
-                        attempt,
-                        retry_in,
-                    };
-                    if out.send(lost_msg).await.is_err() {
-                        return;
-                    }
-                    tokio::time::sleep(retry_in).await;
+                    stream_lost!(e.to_string(), None);
                     continue;
                 }
             }
@@ -205,30 +259,20 @@ pub async fn run_listen(
                     return;
                 }
             }
-            ev = next_event(&mut current) => match ev {
+            ev = next_current(&mut current) => match ev {
                 Ok(SubscriptionEvent::Task(t)) => {
+                    attempt = 0;
                     if out.send(ListenMsg::Pushed(t)).await.is_err() {
                         return;
                     }
                 }
                 Ok(SubscriptionEvent::Ended) => {
-                    lost = true;
-                    current = None;
-                    current_ids.clear();
-                    recheck = true;
+                    let since = current.as_ref().map(|c| c.since);
+                    stream_lost!("the server ended the subscription".to_string(), since);
                 }
                 Err(e) => {
-                    attempt += 1;
-                    lost = true;
-                    current = None;
-                    current_ids.clear();
-                    recheck = true;
-                    let retry_in = backoff(attempt, base, max);
-                    let lost_msg = ListenMsg::Lost { error: e.to_string(), attempt, retry_in };
-                    if out.send(lost_msg).await.is_err() {
-                        return;
-                    }
-                    tokio::time::sleep(retry_in).await;
+                    let since = current.as_ref().map(|c| c.since);
+                    stream_lost!(e.to_string(), since);
                 }
             }
         }
@@ -238,50 +282,63 @@ pub async fn run_listen(
 /// Legacy: read the session GET stream and hand every message to the client's dispatcher
 /// (task status notifications and input requests come back as `ServerPush`es).
 pub async fn run_legacy_stream(client: Arc<McpClient>, out: mpsc::Sender<ListenMsg>) {
-    let mut stream = match client.open_legacy_stream().await {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = out.send(ListenMsg::Unavailable(e.to_string())).await;
-            return;
-        }
-    };
-    // Legacy push only speeds things up: every task keeps being polled (the spec says the
-    // client must not rely on `notifications/tasks/status`).
-    let subscribed = ListenMsg::Subscribed {
-        requested: BTreeSet::new(),
-        accepted: None,
-        full_resync: false,
-    };
-    if out.send(subscribed).await.is_err() {
-        return;
-    }
-    let mut attempt = 0;
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(msg) => {
-                attempt = 0;
-                client.dispatch(msg).await;
-            }
-            Err(e) if is_final(&e) => {
+    loop {
+        let mut stream = match client.open_legacy_stream().await {
+            Ok(s) => s,
+            Err(e) => {
                 let _ = out.send(ListenMsg::Unavailable(e.to_string())).await;
                 return;
             }
-            Err(e) => {
-                attempt += 1;
-                let lost = ListenMsg::Lost {
-                    error: e.to_string(),
-                    attempt,
-                    retry_in: Duration::from_millis(500),
-                };
-                if out.send(lost).await.is_err() {
+        };
+        // Legacy push only speeds things up: every task keeps being polled (the spec says
+        // the client must not rely on `notifications/tasks/status`).
+        let subscribed = ListenMsg::Subscribed {
+            requested: BTreeSet::new(),
+            accepted: None,
+            full_resync: false,
+        };
+        if out.send(subscribed).await.is_err() {
+            return;
+        }
+        let mut attempt = 0;
+        let why = loop {
+            match stream.next().await {
+                Some(Ok(msg)) => {
+                    attempt = 0;
+                    client.dispatch(msg).await;
+                }
+                None => {
+                    let _ = out
+                        .send(ListenMsg::Unavailable("the GET stream ended".into()))
+                        .await;
                     return;
                 }
+                Some(Err(e)) if is_final(&e) => {
+                    let _ = out.send(ListenMsg::Unavailable(e.to_string())).await;
+                    return;
+                }
+                Some(Err(e)) if attempt + 1 >= MAX_FAILED_STREAMS => {
+                    break give_up_reason(attempt + 1, &e.to_string());
+                }
+                Some(Err(e)) => {
+                    attempt += 1;
+                    let lost = ListenMsg::Lost {
+                        error: e.to_string(),
+                        attempt,
+                        retry_in: reconnect_delay(attempt, None),
+                    };
+                    if out.send(lost).await.is_err() {
+                        return;
+                    }
+                }
             }
+        };
+        drop(stream);
+        if out.send(ListenMsg::GaveUp(why)).await.is_err() {
+            return;
         }
+        tokio::time::sleep(GIVE_UP_PAUSE).await;
     }
-    let _ = out
-        .send(ListenMsg::Unavailable("the GET stream ended".into()))
-        .await;
 }
 
 #[cfg(test)]

@@ -77,7 +77,8 @@ pub struct EngineConfig {
     pub default_poll: Duration,
     /// Never poll one task faster than this.
     pub poll_floor: Duration,
-    /// Slow safety poll for tasks an acknowledged subscription pushes.
+    /// Slow safety poll for tasks an acknowledged subscription pushes; also the longest
+    /// poll interval of any task (a larger `pollIntervalMs` counts as this).
     pub safety_poll: Duration,
     /// `tasks/get` requests in flight per server.
     pub max_in_flight: usize,

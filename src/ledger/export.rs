@@ -1,6 +1,7 @@
 //! The timeline export for bug reports: one task's record and its events as JSONL. Task
 //! ids are bearer secrets, so the export carries the short form only; arguments stay out
-//! (they may hold secrets too). Pure: callers read the ledger and write the file.
+//! (they may hold secrets too); every line is terminal-safe JSON (C1, bidi and line
+//! separators escaped). Pure: callers read the ledger and write the file.
 
 use serde_json::json;
 
@@ -23,7 +24,7 @@ pub fn timeline_jsonl(rec: &TaskRecord, events: &[EventRecord]) -> String {
         "ttlMs": rec.ttl_ms,
         "parentTask": rec.parent_task.as_ref().map(TaskId::short),
     });
-    out.push_str(&head.to_string());
+    out.push_str(&crate::sanitize::json_line(&head));
     out.push('\n');
     for e in events {
         let line = json!({
@@ -33,7 +34,7 @@ pub fn timeline_jsonl(rec: &TaskRecord, events: &[EventRecord]) -> String {
             "latencyMs": e.latency_ms,
             "detail": rec.task_id.mask_json(&e.detail),
         });
-        out.push_str(&line.to_string());
+        out.push_str(&crate::sanitize::json_line(&line));
         out.push('\n');
     }
     out

@@ -27,8 +27,9 @@ impl Endpoint {
         }
         let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") {
-            reqwest::Url::parse(s)
-                .map_err(|e| McpError::Unsupported(format!("invalid server URL {s:?}: {e}")))?;
+            reqwest::Url::parse(s).map_err(|e| {
+                McpError::Unsupported(format!("invalid server URL {:?}: {e}", redact_url(s)))
+            })?;
             return Ok(Endpoint::Http { url: s.to_string() });
         }
         Err(McpError::Unsupported(format!(
@@ -52,15 +53,61 @@ impl Endpoint {
     }
 }
 
-/// A URL fit to show and store: a password in it is replaced by `***`.
+/// A URL fit to show and store: a user name, a password, a fragment and the value of
+/// every query parameter whose name looks like a credential (`api_key`, `token`,
+/// `access_token`, `sig`, `password`, …) are replaced by `***`.
 pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        _ => url.to_string(),
+    let Ok(mut u) = reqwest::Url::parse(url) else {
+        return url.to_string();
+    };
+    let mut changed = false;
+    if !u.username().is_empty() {
+        let _ = u.set_username("***");
+        changed = true;
     }
+    if u.password().is_some() {
+        let _ = u.set_password(Some("***"));
+        changed = true;
+    }
+    if u.fragment().is_some_and(|f| !f.is_empty()) {
+        u.set_fragment(Some("***"));
+        changed = true;
+    }
+    let pairs: Vec<(String, String)> = u.query_pairs().into_owned().collect();
+    if pairs.iter().any(|(k, _)| is_secret_param(k)) {
+        let redacted: Vec<(String, String)> = pairs
+            .into_iter()
+            .map(|(k, v)| {
+                let v = if is_secret_param(&k) { "***".into() } else { v };
+                (k, v)
+            })
+            .collect();
+        u.query_pairs_mut().clear().extend_pairs(redacted);
+        changed = true;
+    }
+    if changed {
+        u.to_string()
+    } else {
+        url.to_string()
+    }
+}
+
+/// Query parameter names that carry credentials.
+fn is_secret_param(name: &str) -> bool {
+    const SECRET: [&str; 10] = [
+        "token",
+        "key",
+        "secret",
+        "pass",
+        "pwd",
+        "auth",
+        "sig",
+        "session",
+        "credential",
+        "jwt",
+    ];
+    let name = name.to_ascii_lowercase();
+    SECRET.iter().any(|s| name.contains(s))
 }
 
 /// Connection settings shared by both transports.
@@ -232,12 +279,32 @@ mod tests {
     }
 
     #[test]
+    fn urls_lose_every_credential() {
+        assert_eq!(
+            redact_url("https://alice:pw@h.test/mcp?api_key=K1&region=eu&access_token=T2#tok"),
+            "https://***:***@h.test/mcp?api_key=***&region=eu&access_token=***#***"
+        );
+        assert_eq!(
+            redact_url("http://h.test/mcp?Token=a&X-Signature=b&apikey=c&plain=1"),
+            "http://h.test/mcp?Token=***&X-Signature=***&apikey=***&plain=1"
+        );
+        let plain = "http://127.0.0.1:8000/mcp?x=1";
+        assert_eq!(redact_url(plain), plain);
+        assert_eq!(
+            Endpoint::parse("http://h.test/mcp?token=s3cret")
+                .unwrap()
+                .identity(),
+            "http://h.test/mcp?token=***"
+        );
+    }
+
+    #[test]
     fn identities_are_normalised() {
         let id = |s: &str| Endpoint::parse(s).unwrap().identity();
         assert_eq!(id("HTTP://LocalHost:80/mcp"), "http://localhost/mcp");
         assert_eq!(id("http://127.0.0.1:8765/mcp"), "http://127.0.0.1:8765/mcp");
         assert_eq!(id("https://h.example"), "https://h.example/");
-        assert_eq!(id("http://u:pw@h:9/x"), "http://u:***@h:9/x");
+        assert_eq!(id("http://u:pw@h:9/x"), "http://***:***@h:9/x");
     }
 
     #[test]

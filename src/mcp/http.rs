@@ -1,9 +1,11 @@
 //! Streamable HTTP transport: one POST per message with every header the spec asks for,
-//! replies read as JSON or as an SSE stream (sse-stream), and the legacy session GET
-//! stream (eventsource-client over this transport's reqwest client).
+//! replies read as JSON or as an SSE stream (our bounded decoder, `sse`), and the legacy
+//! session GET stream (`get_stream`).
 //!
-//! Owns: headers, session id, status-code mapping, bounded bodies. Must not interpret
-//! MCP semantics beyond routing messages of a reply to the caller or the inbound channel.
+//! Owns: headers, session id, status-code mapping, bounded bodies, the redirect rule
+//! (configured headers never go to another origin), the byte-level idle bound of listen
+//! streams. Must not interpret MCP semantics beyond routing messages of a reply to the
+//! caller or the inbound channel.
 
 use futures::{Stream, StreamExt, TryStreamExt};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -55,6 +57,8 @@ pub struct HttpTransport {
     protocol_version: RwLock<Option<String>>,
     inbound: mpsc::Sender<Inbound>,
     max_bytes: usize,
+    /// A listen stream that sends no byte at all (not even a comment) for this long is dead.
+    stream_idle: Duration,
     auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
 
@@ -83,6 +87,7 @@ impl HttpTransport {
             .map_err(|e| McpError::Unsupported(format!("invalid URL: {e}")))?;
         let mut builder = reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
+            .redirect(redirect_policy(!opts.headers.is_empty()))
             .user_agent(format!("{}/{}", opts.client_name, opts.client_version));
         if is_loopback(&url) {
             builder = builder.no_proxy();
@@ -115,6 +120,7 @@ impl HttpTransport {
             protocol_version: RwLock::new(None),
             inbound,
             max_bytes: opts.max_message_bytes,
+            stream_idle: opts.stream_idle_timeout,
             auth,
         })
     }
@@ -364,9 +370,15 @@ impl HttpTransport {
     }
 
     /// POST a request whose reply stays open (`subscriptions/listen`); every message of
-    /// the reply is yielded, including a final response or a JSON error.
+    /// the reply is yielded, including a final response or a JSON error. A stream that
+    /// sends no byte for `stream_idle` ends with an error; any byte counts, keep-alive
+    /// comments included.
     pub async fn open_stream(&self, msg: &Value, method: &str) -> Result<MessageStream, McpError> {
         let resp = self.post(msg, Routing::method(method)).await?;
+        if resp.status().is_success() && content_type(&resp).starts_with("text/event-stream") {
+            let bytes = idle_bounded(resp.bytes_stream(), self.stream_idle);
+            return Ok(sse_decode_tracked(bytes, self.max_bytes, None));
+        }
         Ok(self.reply(resp, None).await?.1)
     }
 
@@ -377,20 +389,14 @@ impl HttpTransport {
         resume: Option<ResumeCell>,
     ) -> Result<(bool, MessageStream), McpError> {
         let status = resp.status();
-        let ctype = resp
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let ctype = content_type(&resp);
         if status.is_success() && ctype.starts_with("text/event-stream") {
             return Ok((false, sse_messages(resp, self.max_bytes, resume)));
         }
         let retry_after = retry_after(resp.headers());
         let body = read_bounded(resp, self.max_bytes).await?;
-        let parsed = serde_json::from_slice::<Value>(&body)
+        let parsed = Incoming::parse_bytes(&body)
             .ok()
-            .and_then(|v| Incoming::classify(v).ok())
             .filter(|m| matches!(m, Incoming::Response { .. }));
         match parsed {
             Some(
@@ -416,82 +422,28 @@ impl HttpTransport {
     }
 
     /// Legacy: open the session's GET stream (server-initiated notifications and requests).
-    /// Reconnects with backoff and `Last-Event-ID` (eventsource-client); ends on 404/405.
-    /// `ready` says whether the server has answered the GET (`Some(true)`), or will not
-    /// (`None`).
+    /// Reconnects with backoff and `Last-Event-ID`; ends on 401/403/404/405. `ready` says
+    /// whether the server has answered the GET (`Some(true)`), or will not (`None`).
     pub async fn open_get_stream(
         &self,
         ready: tokio::sync::watch::Sender<Option<bool>>,
     ) -> Result<MessageStream, McpError> {
-        let token = self.bearer().await?;
-        use es::Client as _;
-        use eventsource_client as es;
-        let mut b = es::ClientBuilder::for_url(self.url.as_str())
-            .map_err(|e| McpError::Unsupported(format!("GET stream: {e}")))?
-            .reconnect(
-                es::ReconnectOptions::reconnect(true)
-                    .retry_initial(false)
-                    .delay(Duration::from_millis(500))
-                    .backoff_factor(2)
-                    .delay_max(Duration::from_secs(15))
-                    .build(),
-            );
         let mut headers = self.common_headers();
-        if let Some(v) = token.as_deref().and_then(Self::authorization) {
+        if let Some(v) = self
+            .bearer()
+            .await?
+            .as_deref()
+            .and_then(Self::authorization)
+        {
             headers.insert(header::AUTHORIZATION, v);
         }
-        for (name, value) in headers.iter() {
-            if let Ok(v) = value.to_str() {
-                b = b
-                    .header(name.as_str(), v)
-                    .map_err(|e| McpError::Unsupported(format!("GET stream header: {e}")))?;
-            }
-        }
-        let client = b.build_with_transport(ReqwestSse(self.client.clone()));
-        let max = self.max_bytes;
-        let ready = std::sync::Arc::new(ready);
-        let stream = client.stream().filter_map(move |item| {
-            let ready = ready.clone();
-            async move {
-                match item {
-                    Ok(es::SSE::Connected(_)) => {
-                        ready.send_replace(Some(true));
-                        None
-                    }
-                    Ok(es::SSE::Event(ev)) if ev.data.trim().is_empty() => None,
-                    Ok(es::SSE::Event(ev)) if ev.data.len() > max => {
-                        Some(Err(McpError::TooLarge {
-                            size: ev.data.len(),
-                            limit: max,
-                        }))
-                    }
-                    Ok(es::SSE::Event(ev)) => Some(Incoming::parse(&ev.data)),
-                    Ok(_) => None,
-                    Err(es::Error::UnexpectedResponse(r, _)) => {
-                        ready.send_replace(None);
-                        Some(Err(McpError::Http {
-                            status: r.status(),
-                            retry_after: None,
-                            body: String::new(),
-                        }))
-                    }
-                    Err(e) => Some(Err(McpError::transport(format!("GET stream: {e}")))),
-                }
-            }
-        });
-        // 404 (session gone) and 405 (no GET stream) are final; other errors are retried inside.
-        let stream = stream.scan(false, |done, item| {
-            if *done {
-                return futures::future::ready(None);
-            }
-            if let Err(McpError::Http { status, .. }) = &item
-                && (*status == 404 || *status == 405 || *status == 401 || *status == 403)
-            {
-                *done = true;
-            }
-            futures::future::ready(Some(item))
-        });
-        Ok(Box::pin(stream))
+        Ok(super::get_stream::open(
+            self.client.clone(),
+            self.url.clone(),
+            headers,
+            self.max_bytes,
+            ready,
+        ))
     }
 
     /// Legacy: end the session (DELETE; a 405 answer is fine).
@@ -517,10 +469,20 @@ impl HttpTransport {
     }
 }
 
+/// A response's `Content-Type`, lower-cased (`""` when missing).
+pub(super) fn content_type(resp: &reqwest::Response) -> String {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
 /// Decode an SSE reply into messages; a per-event byte bound guards memory.
 fn sse_messages(resp: reqwest::Response, max: usize, resume: Option<ResumeCell>) -> MessageStream {
     sse_decode_tracked(
-        resp.bytes_stream().map_err(std::io::Error::other),
+        resp.bytes_stream()
+            .map_err(|e| std::io::Error::other(e.without_url())),
         max,
         resume,
     )
@@ -598,8 +560,8 @@ fn is_tls_failure(e: &reqwest::Error) -> bool {
     false
 }
 
-/// Turn reqwest's error into a message a user can act on.
-fn describe_reqwest_error(e: reqwest::Error) -> McpError {
+/// Turn reqwest's error into a message a user can act on (the URL redacted).
+pub(super) fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     McpError::Transport(describe_error(&e))
 }
 
@@ -650,32 +612,56 @@ pub(crate) fn describe_error(e: &reqwest::Error) -> String {
     msg
 }
 
-/// eventsource-client's transport trait over reqwest: one pool, one TLS stack.
-#[derive(Clone)]
-struct ReqwestSse(reqwest::Client);
+/// The origin of a URL: scheme, host and port (the scheme's default when not given).
+fn origin(u: &reqwest::Url) -> (String, Option<String>, Option<u16>) {
+    (
+        u.scheme().to_string(),
+        u.host_str().map(str::to_ascii_lowercase),
+        u.port_or_known_default(),
+    )
+}
 
-impl launchdarkly_sdk_transport::HttpTransport for ReqwestSse {
-    fn request(
-        &self,
-        req: http::Request<Option<bytes::Bytes>>,
-    ) -> launchdarkly_sdk_transport::ResponseFuture {
-        use launchdarkly_sdk_transport::{ByteStream, TransportError};
-        let client = self.0.clone();
-        Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let mut rb = client
-                .request(parts.method, parts.uri.to_string())
-                .headers(parts.headers);
-            if let Some(b) = body {
-                rb = rb.body(b);
-            }
-            let resp = rb.send().await.map_err(TransportError::new)?;
-            let mut out = http::Response::builder().status(resp.status());
-            if let Some(h) = out.headers_mut() {
-                *h = resp.headers().clone();
-            }
-            let body: ByteStream = Box::pin(resp.bytes_stream().map_err(TransportError::new));
-            out.body(body).map_err(TransportError::new)
-        })
-    }
+/// Redirects: at most 10; with configured headers, never to another origin (they would
+/// go with the request: reqwest strips only its own sensitive headers). Applies to every
+/// request of the client, POSTs and the legacy GET stream alike.
+fn redirect_policy(has_headers: bool) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() > 10 {
+            return attempt.error("too many redirects");
+        }
+        let from = attempt.previous().first().map(origin);
+        if has_headers && from.is_some_and(|o| o != origin(attempt.url())) {
+            let to = super::endpoint::redact_url(attempt.url().as_str());
+            return attempt.error(format!(
+                "refusing a redirect to another origin ({to}): the configured headers would go with it"
+            ));
+        }
+        attempt.follow()
+    })
+}
+
+/// End a byte stream with an error when it stays silent for `idle`.
+fn idle_bounded<S>(
+    bytes: S,
+    idle: Duration,
+) -> impl Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static
+where
+    S: Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
+{
+    let bytes = Box::pin(bytes);
+    futures::stream::unfold(Some(bytes), move |state| async move {
+        let mut bytes = state?;
+        match tokio::time::timeout(idle, bytes.next()).await {
+            Ok(Some(Ok(b))) => Some((Ok(b), Some(bytes))),
+            Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e.without_url())), None)),
+            Ok(None) => None,
+            Err(_) => Some((
+                Err(std::io::Error::other(format!(
+                    "listen stream silent for {} s",
+                    idle.as_secs()
+                ))),
+                None,
+            )),
+        }
+    })
 }

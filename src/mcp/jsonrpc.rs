@@ -142,9 +142,15 @@ impl Incoming {
         }
     }
 
-    /// Parse and classify one serialized message.
+    /// Parse and classify one message (input requests bounded while parsing, see
+    /// `bounded_json`).
     pub fn parse(text: &str) -> Result<Incoming, McpError> {
-        let v: Value = serde_json::from_str(text)
+        Incoming::parse_bytes(text.as_bytes())
+    }
+
+    /// [`Incoming::parse`] from bytes.
+    pub fn parse_bytes(bytes: &[u8]) -> Result<Incoming, McpError> {
+        let v = super::bounded_json::parse(bytes)
             .map_err(|e| McpError::decode(format!("invalid JSON: {e}")))?;
         Incoming::classify(v)
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::jsonrpc::RequestId;
-use super::types::{InputRequest, Task, TaskId};
+use super::types::{InputRequest, MAX_INPUT_REQUESTS, Task, TaskId};
 
 /// (input key, server request id, the request) for one task.
 type Pending = Vec<(String, RequestId, InputRequest)>;
@@ -47,9 +47,14 @@ impl PendingInputs {
         }
         if let Some(pending) = map.get(&task.task_id) {
             for (key, _, req) in pending {
-                task.input_requests
-                    .entry(key.clone())
-                    .or_insert_with(|| req.clone());
+                if task.input_requests.contains_key(key) {
+                    continue;
+                }
+                if task.input_requests.len() >= MAX_INPUT_REQUESTS {
+                    task.more_input_requests += 1;
+                    continue;
+                }
+                task.input_requests.insert(key.clone(), req.clone());
             }
         }
     }

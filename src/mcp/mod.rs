@@ -4,16 +4,19 @@
 //! Must not import ratatui or crossterm: the engine, the CLI and the dashboard share it.
 
 pub mod auth;
+pub mod bounded_json;
 pub mod capabilities;
 pub mod client;
 pub mod endpoint;
 pub mod error;
 pub mod foreground;
+pub mod get_stream;
 pub mod hosted;
 pub mod http;
 pub mod input;
 pub mod jsonrpc;
 pub mod legacy;
+pub mod lines;
 pub mod param_headers;
 pub mod push;
 pub mod sse;

@@ -1,8 +1,9 @@
 //! Server pushes: `ServerPush` (what arrives unasked) and `Subscription`, one acknowledged
 //! `subscriptions/listen` stream yielding task snapshots.
 //!
-//! Owns: the acknowledgement handshake, subscription-id filtering, the idle bound.
-//! Must not reconnect (the engine decides that).
+//! Owns: the acknowledgement handshake, subscription-id filtering, telling the end of
+//! this subscription from responses to other requests. Must not reconnect (the engine
+//! decides that); the idle bound is the transport's (any byte counts as liveness).
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -70,7 +71,6 @@ pub struct Subscription {
     /// Task ids the server agreed to push; `None` when the ack listed none (poll them all).
     pub accepted: Option<Vec<TaskId>>,
     stream: MessageStream,
-    idle: Duration,
     early: Vec<Task>,
 }
 
@@ -84,7 +84,6 @@ impl Subscription {
         id: RequestId,
         mut stream: MessageStream,
         ack_timeout: Duration,
-        idle: Duration,
     ) -> Result<Subscription, McpError> {
         let mut early = Vec::new();
         let deadline = tokio::time::Instant::now() + ack_timeout;
@@ -102,6 +101,9 @@ impl Subscription {
                     tracing::warn!("skipping a malformed message: {e}")
                 }
                 Some(Err(e)) => return Err(e),
+                Some(Ok(Incoming::Response { id: rid, .. })) if !id.matches(&rid) => {
+                    tracing::debug!(%rid, "ignoring a response to a request never sent here");
+                }
                 Some(Ok(Incoming::Response {
                     outcome: Err(e), ..
                 })) => return Err(McpError::from_rpc(&e, false)),
@@ -130,7 +132,6 @@ impl Subscription {
                             id,
                             accepted,
                             stream,
-                            idle,
                             early,
                         });
                     }
@@ -146,20 +147,22 @@ impl Subscription {
     }
 
     /// The next task snapshot. `Err` when the stream broke or stayed silent too long.
+    /// Only a response to this subscription's own request ends it; responses to ids it
+    /// never sent are ignored.
     pub async fn next(&mut self) -> Result<SubscriptionEvent, McpError> {
         if !self.early.is_empty() {
             return Ok(SubscriptionEvent::Task(self.early.remove(0)));
         }
         loop {
-            let next = tokio::time::timeout(self.idle, self.stream.next())
-                .await
-                .map_err(|_| McpError::transport("listen stream silent for too long"))?;
-            match next {
+            match self.stream.next().await {
                 None => return Err(McpError::transport("listen stream closed")),
                 Some(Err(McpError::Decode(e))) => {
                     tracing::warn!("skipping a malformed message: {e}")
                 }
                 Some(Err(e)) => return Err(e),
+                Some(Ok(Incoming::Response { id, .. })) if !self.id.matches(&id) => {
+                    tracing::debug!(%id, "ignoring a response to a request never sent here");
+                }
                 Some(Ok(Incoming::Response { outcome: Ok(_), .. })) => {
                     return Ok(SubscriptionEvent::Ended);
                 }

@@ -2,29 +2,36 @@
 //! stdout, its stderr to the log; the child is killed when the transport is dropped.
 //!
 //! Owns: the child process, request/response correlation by id, routing of listen-stream
-//! messages by subscription id. Must not interpret MCP semantics beyond that routing.
+//! messages by subscription id, and bounded reading of both pipes (`lines`): a message
+//! over the bound is skipped (the request it answered, when its id can be read, fails
+//! with `TooLarge`) and reading goes on; stderr is read to the end whatever it holds, so
+//! the child never blocks or dies on a full or closed pipe. Must not interpret MCP
+//! semantics beyond that routing.
 
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use super::endpoint::ConnectOptions;
 use super::error::McpError;
 use super::http::MessageStream;
 use super::jsonrpc::{self, Inbound, Incoming, RequestId};
+use super::lines::{Line, LineSplitter, leading_id};
 use super::types::ErrorObject;
 
 type Reply = Result<Value, ErrorObject>;
 
+/// Longest stderr line kept for the log (the rest of it is skipped).
+const STDERR_LINE: usize = 8 * 1024;
+
 #[derive(Default)]
 struct Routes {
-    pending: HashMap<String, oneshot::Sender<Reply>>,
+    pending: HashMap<String, oneshot::Sender<Result<Reply, McpError>>>,
     streams: HashMap<String, mpsc::Sender<Result<Incoming, McpError>>>,
     closed: Option<String>,
 }
@@ -89,34 +96,44 @@ impl StdioTransport {
 
         let name = program.clone();
         tokio::spawn(async move {
-            let mut err_lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = err_lines.next_line().await {
-                let line: String = line
-                    .chars()
-                    .filter(|c| !c.is_control())
-                    .take(2000)
-                    .collect();
-                tracing::debug!(target: "taskrail::stdio", server = %name, "{line}");
+            let read = read_lines(stderr, STDERR_LINE, |line| {
+                let (text, cut) = match &line {
+                    Line::Full(bytes) => (String::from_utf8_lossy(bytes), None),
+                    Line::TooLong { head, len } => (String::from_utf8_lossy(head), Some(*len)),
+                };
+                let text: String = text.chars().filter(|c| !c.is_control()).take(2000).collect();
+                match cut {
+                    None => tracing::debug!(target: "taskrail::stdio", server = %name, "{text}"),
+                    Some(len) => tracing::debug!(target: "taskrail::stdio", server = %name, "{text}… ({len} bytes, cut)"),
+                }
+                async {}
+            })
+            .await;
+            if let Err(e) = read {
+                tracing::debug!(server = %name, "reading the server's stderr failed: {e}");
             }
         });
 
         let reader_routes = routes.clone();
         let max = opts.max_message_bytes;
         tokio::spawn(async move {
-            let mut frames = FramedRead::new(stdout, LinesCodec::new_with_max_length(max));
-            let end = loop {
-                match frames.next().await {
-                    None => break "the server process closed its output".to_string(),
-                    Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
-                        tracing::warn!("dropping a stdio message longer than {max} bytes");
+            let end = read_lines(stdout, max, |line| {
+                let (routes, inbound) = (&reader_routes, &inbound);
+                async move {
+                    match line {
+                        Line::TooLong { head, len } => too_long(routes, &head, len, max),
+                        Line::Full(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
+                        Line::Full(bytes) => match Incoming::parse_bytes(&bytes) {
+                            Ok(msg) => route(routes, inbound, msg).await,
+                            Err(e) => tracing::warn!("skipping a malformed stdio message: {e}"),
+                        },
                     }
-                    Some(Err(e)) => break format!("reading from the server failed: {e}"),
-                    Some(Ok(line)) if line.trim().is_empty() => {}
-                    Some(Ok(line)) => match Incoming::parse(&line) {
-                        Ok(msg) => route(&reader_routes, &inbound, msg).await,
-                        Err(e) => tracing::warn!("skipping a malformed stdio message: {e}"),
-                    },
                 }
+            })
+            .await;
+            let end = match end {
+                Ok(()) => "the server process closed its output".to_string(),
+                Err(e) => format!("reading from the server failed: {e}"),
             };
             let mut r = reader_routes.lock().unwrap_or_else(|e| e.into_inner());
             r.closed = Some(end);
@@ -164,7 +181,7 @@ impl StdioTransport {
         self.write(msg).await?;
         let reply = rx.await.map_err(|_| self.closed_error());
         drop(guard);
-        reply
+        reply?
     }
 
     pub async fn send_message(&self, msg: &Value) -> Result<(), McpError> {
@@ -214,6 +231,61 @@ impl StdioTransport {
     }
 }
 
+/// Read `pipe` to its end in lines of at most `max` bytes, handing each to `each`.
+async fn read_lines<R, F, Fut>(mut pipe: R, max: usize, mut each: F) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    F: FnMut(Line) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut splitter = LineSplitter::new(max);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = Vec::new();
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            splitter.end(&mut lines);
+        } else {
+            splitter.feed(&buf[..n], &mut lines);
+        }
+        for line in lines.drain(..) {
+            each(line).await;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// A message over the bound: logged and skipped; the request it answers fails now.
+fn too_long(routes: &Mutex<Routes>, head: &[u8], len: usize, max: usize) {
+    let id = leading_id(head);
+    tracing::warn!(
+        "skipping a stdio message of {len} bytes, longer than the {max}-byte bound{}",
+        if id.is_some() {
+            " (the request it answers fails)"
+        } else {
+            ""
+        }
+    );
+    let Some(id) = id else { return };
+    let waiting = routes
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .pending
+        .remove(&id_key(&id));
+    if let Some(tx) = waiting {
+        let _ = tx.send(Err(McpError::TooLarge {
+            size: len,
+            limit: max,
+        }));
+    }
+}
+
 fn tokio_stream_from(
     mut rx: mpsc::Receiver<Result<Incoming, McpError>>,
 ) -> impl futures::Stream<Item = Result<Incoming, McpError>> + Send {
@@ -222,7 +294,7 @@ fn tokio_stream_from(
 
 async fn route(routes: &Mutex<Routes>, inbound: &mpsc::Sender<Inbound>, msg: Incoming) {
     enum To {
-        Pending(oneshot::Sender<Reply>, Reply),
+        Pending(oneshot::Sender<Result<Reply, McpError>>, Reply),
         Stream(mpsc::Sender<Result<Incoming, McpError>>, Incoming),
         Inbound(Incoming),
     }
@@ -262,7 +334,7 @@ async fn route(routes: &Mutex<Routes>, inbound: &mpsc::Sender<Inbound>, msg: Inc
     };
     match to {
         To::Pending(tx, reply) => {
-            let _ = tx.send(reply);
+            let _ = tx.send(Ok(reply));
         }
         To::Stream(tx, m) => {
             let _ = tx.send(Ok(m)).await;

@@ -149,6 +149,18 @@ pub struct Task {
     /// The JSON-RPC error of a failed task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
+    /// Input requests the server listed beyond the first [`MAX_INPUT_REQUESTS`], which
+    /// are not kept (they show once the kept ones are answered).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_input_requests: usize,
+}
+
+/// The most input requests kept (and shown, and prompted) per task snapshot; the rest
+/// are counted in `Task::more_input_requests`.
+pub const MAX_INPUT_REQUESTS: usize = 32;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Task {
@@ -179,11 +191,18 @@ impl Task {
                 .find_map(|k| obj.get(*k))
                 .and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
         };
-        let input_requests = obj
+        let (input_requests, beyond) = obj
             .get("inputRequests")
             .and_then(Value::as_object)
             .map(decode_input_requests)
             .unwrap_or_default();
+        // Requests already skipped while the message was parsed (`bounded_json`).
+        let skipped = obj
+            .get(super::bounded_json::MORE_KEY)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0);
+        let more_input_requests = beyond.saturating_add(skipped);
         let error = obj
             .get("error")
             .and_then(|e| serde_json::from_value::<ErrorObject>(e.clone()).ok());
@@ -198,6 +217,7 @@ impl Task {
             input_requests,
             result: obj.get("result").filter(|r| !r.is_null()).cloned(),
             error,
+            more_input_requests,
         })
     }
 
@@ -217,26 +237,34 @@ impl Task {
             && self.ttl_ms == other.ttl_ms
             && self.poll_interval_ms == other.poll_interval_ms
             && self.input_requests == other.input_requests
+            && self.more_input_requests == other.more_input_requests
             && self.result == other.result
             && self.error == other.error
     }
 }
 
-fn decode_input_requests(map: &Map<String, Value>) -> BTreeMap<String, InputRequest> {
-    map.iter()
-        .filter_map(|(k, v)| {
-            let method = v.get("method").and_then(Value::as_str)?.to_string();
-            let params = v.get("params").cloned().unwrap_or(Value::Null);
-            Some((
-                k.clone(),
-                InputRequest {
-                    method,
-                    params,
-                    reply_to: None,
-                },
-            ))
-        })
-        .collect()
+/// The first [`MAX_INPUT_REQUESTS`] well-formed requests, in the server's order, and how
+/// many more there were.
+fn decode_input_requests(map: &Map<String, Value>) -> (BTreeMap<String, InputRequest>, usize) {
+    let mut kept = BTreeMap::new();
+    let mut more = 0;
+    for (k, v) in map {
+        let Some(method) = v.get("method").and_then(Value::as_str) else {
+            continue;
+        };
+        if kept.len() == MAX_INPUT_REQUESTS {
+            more += 1;
+            continue;
+        }
+        let params = v.get("params").cloned().unwrap_or(Value::Null);
+        let request = InputRequest {
+            method: method.to_string(),
+            params,
+            reply_to: None,
+        };
+        kept.insert(k.clone(), request);
+    }
+    (kept, more)
 }
 
 /// What a `tools/call` produced.
@@ -264,7 +292,7 @@ pub fn decode_call_result(result: &Value) -> Result<CallOutcome, McpError> {
             input_requests: obj
                 .get("inputRequests")
                 .and_then(Value::as_object)
-                .map(decode_input_requests)
+                .map(|m| decode_input_requests(m).0)
                 .unwrap_or_default(),
             request_state: obj.get("requestState").cloned(),
         }),

@@ -326,6 +326,17 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
             ));
         }
     }
+    if let Some(more) = row
+        .task
+        .as_ref()
+        .map(|t| t.more_input_requests)
+        .filter(|n| *n > 0)
+    {
+        out.push(DocLine::new(
+            LineKind::Dim,
+            format!("… {more} more input requests not shown (they appear as these are answered)"),
+        ));
+    }
     for k in &row.reused {
         out.push(DocLine::new(
             LineKind::Error,

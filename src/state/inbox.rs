@@ -85,6 +85,17 @@ impl InboxEntry {
     }
 }
 
+/// Input requests that servers listed beyond what each task keeps (not in [`entries`]).
+pub fn more_not_shown(state: &State) -> usize {
+    state
+        .tasks
+        .values()
+        .filter(|r| !r.is_terminal() && !r.expired)
+        .filter_map(|r| r.task.as_ref())
+        .map(|t| t.more_input_requests)
+        .sum()
+}
+
 impl InboxView {
     /// Keep the selection inside a list of `len` entries.
     pub fn clamp(&mut self, len: usize) {

@@ -285,6 +285,8 @@ impl TaskRow {
                 false
             }
             Some(_) => false,
+            // A server rotating through thousands of keys cannot grow the row.
+            None if self.pending.len() >= crate::mcp::MAX_INPUT_REQUESTS => false,
             None => {
                 self.pending.insert(key.to_string(), request);
                 true

@@ -51,6 +51,7 @@ pub(super) fn task(id: &str, status: TaskStatus) -> Task {
         input_requests: Default::default(),
         result: None,
         error: None,
+        more_input_requests: 0,
     }
 }
 
@@ -298,6 +299,15 @@ fn server_health_and_stats_reach_the_header_state() {
         },
         "a failing server keeps its reason while it reconnects"
     );
+    // The push stream is back: the header no longer says "reconnecting".
+    run(
+        &mut s,
+        vec![ev(EngineEvent::PushChanged {
+            server: srv(),
+            push: true,
+        })],
+    );
+    assert_eq!(s.servers[0].health, Health::Connected);
 }
 
 #[test]

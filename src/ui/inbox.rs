@@ -10,7 +10,7 @@ use super::Theme;
 use super::popup::{centered, frame};
 use super::text::fit;
 use crate::sanitize::sanitize_line;
-use crate::state::inbox::{InboxView, entries};
+use crate::state::inbox::{InboxView, entries, more_not_shown};
 use crate::state::time::short_duration;
 use crate::state::{Now, State};
 
@@ -44,7 +44,11 @@ impl Widget for InboxPopup<'_> {
         } = self;
         let list = entries(state);
         let (rect, _) = inbox_rect(area);
-        let title = format!("Inbox — {} waiting for input", list.len());
+        let mut title = format!("Inbox — {} waiting for input", list.len());
+        let more = more_not_shown(state);
+        if more > 0 {
+            title.push_str(&format!(", {more} more not shown"));
+        }
         let inner = frame(rect, buf, &title, theme, focused);
         if inner.height == 0 {
             return;

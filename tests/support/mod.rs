@@ -361,6 +361,7 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
     }
 }
 pub mod browser;
+pub mod hostile;
 pub mod raw_http;
 pub mod screen;
 pub mod taskrail;

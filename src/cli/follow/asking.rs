@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::Follower;
+use crate::cli::output::{say, shown};
 use crate::engine::{EngineCommand, InputOrigin, ServerId, TaskId};
 use crate::mcp::{InputKind, InputRequest};
 use crate::prompt::{self, Ask, Outcome};
@@ -77,12 +78,12 @@ impl Follower {
             request: request.clone(),
         };
         match self.prompt_ask(ask, &settings).await {
-            Ok(Outcome::Closed) => eprintln!(
+            Ok(Outcome::Closed) => say!(
                 "input for task {task_id} not answered; answer it with `taskrail answer` (or run the dashboard)"
             ),
             Ok(Outcome::Gone) => {}
             Ok(Outcome::Answered(cmds)) => self.send_all(cmds).await,
-            Err(e) => eprintln!("cannot ask on this terminal: {e:#}"),
+            Err(e) => say!("cannot ask on this terminal: {e:#}"),
         }
         true
     }
@@ -96,14 +97,15 @@ impl Follower {
         request: InputRequest,
         expires_in: Duration,
     ) {
-        eprintln!(
-            "{server} asks for {} {}{}",
+        say!(
+            "{} asks for {} {}{}",
+            shown(server.as_str()),
             what(&request),
             origin_text(&origin),
             gist(&request)
         );
         let Some(settings) = self.prompt.clone() else {
-            eprintln!(
+            say!(
                 "  declined: stdin is not a terminal, so nobody can answer it here (run `taskrail call` on a terminal, or use the dashboard)"
             );
             return self
@@ -120,15 +122,15 @@ impl Follower {
         match self.prompt_ask(ask, &settings).await {
             Ok(Outcome::Gone) => {}
             Ok(Outcome::Closed) => {
-                eprintln!("  closed without an answer: cancelled");
+                say!("  closed without an answer: cancelled");
                 self.answer(server, key, json!({ "action": "cancel" }))
                     .await;
             }
             Ok(Outcome::Answered(cmds)) => {
-                eprintln!("  answered");
+                say!("  answered");
                 self.send_all(cmds).await;
             }
-            Err(e) => eprintln!("cannot ask on this terminal: {e:#}"),
+            Err(e) => say!("cannot ask on this terminal: {e:#}"),
         }
     }
 

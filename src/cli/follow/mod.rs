@@ -14,7 +14,8 @@ mod asking;
 
 use super::args::exit;
 use super::output::{
-    Closed, normalize_response, out, say, shell_quote, status_line, task_line, write_out,
+    Closed, UNQUOTABLE, answer_command, command_line, normalize_response, out, request_preview,
+    say, shown, shown_short, status_line, task_line, write_out,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
@@ -249,12 +250,21 @@ impl Follower {
             return;
         }
         for (server, id) in open {
-            say!("detached: task {id} keeps running on {server}");
             say!(
-                "resume with: taskrail watch --server {} {}",
-                shell_quote(server.as_str()),
-                shell_quote(id.as_str())
+                "detached: task {} keeps running on {}",
+                shown_short(id.as_str()),
+                shown(server.as_str())
             );
+            let id = id.as_str();
+            let dashes = if id.starts_with('-') { "--" } else { "" };
+            let words = ["taskrail", "watch", "--server", server.as_str(), dashes, id];
+            let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+            match command_line(&words) {
+                Some(cmd) => say!("resume with: {cmd}"),
+                None => say!(
+                    "the task id {UNQUOTABLE}; resume with `taskrail watch` (it follows every unfinished task in the ledger)"
+                ),
+            }
         }
     }
 
@@ -262,26 +272,28 @@ impl Follower {
         match ev {
             EngineEvent::ServerConnected { server, era, .. } => {
                 if self.connected.insert(server.clone()) {
-                    say!("connected to {server} ({})", era.as_str());
+                    say!("connected to {} ({})", shown(server.as_str()), era.as_str());
                 }
             }
             EngineEvent::ServerDegraded { server, reason } => {
                 let reason = sanitize_line(&reason, 300);
+                let name = shown(server.as_str());
                 if !self.connected.contains(&server) && !self.calls.is_empty() {
-                    say!("error: cannot reach {server}: {reason}");
+                    say!("error: cannot reach {name}: {reason}");
                     return Some(exit::CONNECTION);
                 }
-                say!("{server}: {reason}");
+                say!("{name}: {reason}");
             }
             EngineEvent::SignInRequired { server, reason } => {
                 say!(
-                    "error: {server}: sign in required: {}",
+                    "error: {}: sign in required: {}",
+                    shown(server.as_str()),
                     sanitize_line(&reason, 300)
                 );
-                say!(
-                    "sign in with: taskrail auth login {}",
-                    shell_quote(server.as_str())
-                );
+                match command_line(&["taskrail", "auth", "login", server.as_str()]) {
+                    Some(cmd) => say!("sign in with: {cmd}"),
+                    None => say!("the server name {UNQUOTABLE}"),
+                }
                 return Some(exit::SIGN_IN);
             }
             EngineEvent::SignInStarted { .. }
@@ -294,7 +306,8 @@ impl Follower {
                 retry_in,
             } => {
                 say!(
-                    "{server}: retrying in {:.1} s (attempt {attempt})",
+                    "{}: retrying in {:.1} s (attempt {attempt})",
+                    shown(server.as_str()),
                     retry_in.as_secs_f64()
                 );
             }
@@ -312,8 +325,10 @@ impl Follower {
                     CallResult::Task { task_id, stored } => {
                         if !stored {
                             say!(
-                                "error: task {task_id} was created on {server} but could not be \
-                                 stored in the ledger: it will not survive a restart"
+                                "error: task {} was created on {} but could not be \
+                                 stored in the ledger: it will not survive a restart",
+                                shown_short(task_id.as_str()),
+                                shown(server.as_str())
                             );
                             self.unrecorded = true;
                         }
@@ -348,7 +363,11 @@ impl Follower {
                         });
                     }
                     CallResult::Error { message } => {
-                        say!("error: {tool}: {}", sanitize_line(&message, 500));
+                        say!(
+                            "error: {}: {}",
+                            sanitize_line(&tool, 100),
+                            sanitize_line(&message, 500)
+                        );
                         return Some(exit::CONNECTION);
                     }
                     CallResult::Refused { reason } => {
@@ -378,7 +397,19 @@ impl Follower {
                     .last
                     .as_ref()
                     .is_none_or(|l| status_line(l) != status_line(&task));
+                let more = task.more_input_requests;
+                let more_changed = more > 0
+                    && target
+                        .last
+                        .as_ref()
+                        .is_none_or(|l| l.more_input_requests != more);
                 target.last = Some(task.clone());
+                if more_changed && self.mode != (Mode::Watch { json: true }) {
+                    say!(
+                        "task {}: {more} more input requests not shown (they come up as these are answered)",
+                        shown_short(task.task_id.as_str())
+                    );
+                }
                 match self.mode {
                     Mode::Watch { json: true } if changed => {
                         self.emit(&task_line(server.as_str(), &task, source))
@@ -412,7 +443,12 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    say!("task {task_id} on {server}: {}", why.describe());
+                    say!(
+                        "task {} on {}: {}",
+                        shown_short(task_id.as_str()),
+                        shown(server.as_str()),
+                        why.describe()
+                    );
                 }
             }
             EngineEvent::TaskNotFound { server, task_id } => {
@@ -421,7 +457,11 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    say!("no task {task_id} on {server} (expired or never existed)");
+                    say!(
+                        "no task {} on {} (expired or never existed)",
+                        shown_short(task_id.as_str()),
+                        shown(server.as_str())
+                    );
                 }
             }
             EngineEvent::InputRequested {
@@ -442,27 +482,31 @@ impl Follower {
                     .unwrap_or_default();
                 say!(
                     "input requested for task {} ({}): {message}",
-                    task_id,
+                    shown_short(task_id.as_str()),
                     sanitize_line(&request.method, 60)
                 );
-                say!("  key: {}", sanitize_line(&key, 200));
-                say!("  request: {}", crate::sanitize::json_line(&request));
-                say!(
-                    "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
-                    shell_quote(server.as_str()),
-                    shell_quote(task_id.as_str()),
-                    shell_quote(&key)
-                );
+                say!("  key: {}", shown(&key));
+                say!("  request: {}", request_preview(&request));
+                match answer_command(server.as_str(), task_id.as_str(), &key) {
+                    Some(cmd) => say!("  answer with: {cmd}"),
+                    None => say!("  the task id or key {UNQUOTABLE}"),
+                }
                 say!("  or type the response JSON on this program's input");
             }
             EngineEvent::InputKeyReused { task_id, key, .. } => {
                 say!(
-                    "warning: task {} reused input key {key} for a different request",
-                    task_id
+                    "warning: task {} reused input key {} for a different request",
+                    shown_short(task_id.as_str()),
+                    shown(&key)
                 );
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                say!("answer sent for task {}: {}", task_id, keys.join(", "));
+                let keys: Vec<String> = keys.iter().map(|k| shown(k)).collect();
+                say!(
+                    "answer sent for task {}: {}",
+                    shown_short(task_id.as_str()),
+                    keys.join(", ")
+                );
             }
             EngineEvent::AnswerFailed {
                 server,
@@ -480,22 +524,23 @@ impl Follower {
                 }
                 say!(
                     "answer failed for task {}: {}",
-                    task_id,
+                    shown_short(task_id.as_str()),
                     sanitize_line(error.text(), 300)
                 );
             }
             EngineEvent::CancelSent { task_id, acked, .. } => {
                 if acked {
-                    say!("cancel requested for task {task_id}");
+                    say!(
+                        "cancel requested for task {}",
+                        shown_short(task_id.as_str())
+                    );
                 }
             }
-            EngineEvent::CancelFailed { task_id, error, .. } => {
-                say!(
-                    "cancel failed for task {}: {}",
-                    task_id,
-                    sanitize_line(error.text(), 300)
-                )
-            }
+            EngineEvent::CancelFailed { task_id, error, .. } => say!(
+                "cancel failed for task {}: {}",
+                shown_short(task_id.as_str()),
+                sanitize_line(error.text(), 300)
+            ),
             EngineEvent::Notice { text, .. } => say!("{}", sanitize_line(&text, 500)),
             EngineEvent::Progress {
                 task_id,
@@ -504,7 +549,10 @@ impl Follower {
                 ..
             } => {
                 let total = total.map(|t| format!("/{t}")).unwrap_or_default();
-                self.status(&format!("{} progress {progress}{total}", task_id));
+                self.status(&format!(
+                    "{} progress {progress}{total}",
+                    shown_short(task_id.as_str())
+                ));
             }
             EngineEvent::TaskKnown { server, task } => {
                 // What the ledger already knows: a tombstone or a finished task ends here.
@@ -556,14 +604,22 @@ impl Follower {
                     .await
             }
             EngineEvent::ForegroundInputClosed { server, reason, .. } => {
-                eprintln!("input request of {server}: {}", sanitize_line(&reason, 300))
+                say!(
+                    "input request of {}: {}",
+                    shown(server.as_str()),
+                    sanitize_line(&reason, 300)
+                )
             }
             EngineEvent::UrlElicitationCompleted { server, .. } => {
-                eprintln!("{server} reports the link interaction complete")
+                say!(
+                    "{} reports the link interaction complete",
+                    shown(server.as_str())
+                )
             }
             EngineEvent::RootsShared { server, roots, .. } => {
-                eprintln!(
-                    "roots sent to {server}: {} root(s) from the config",
+                say!(
+                    "roots sent to {}: {} root(s) from the config",
+                    shown(server.as_str()),
                     roots.len()
                 )
             }
@@ -580,7 +636,11 @@ impl Follower {
             && !t.announced
         {
             t.announced = true;
-            say!("{}: task {} created", sanitize_line(tool, 60), key.1);
+            say!(
+                "{}: task {} created",
+                sanitize_line(tool, 60),
+                shown_short(key.1.as_str())
+            );
         }
     }
 
@@ -628,6 +688,13 @@ impl Follower {
                 }
             },
         };
+        let json = match normalize_response(json) {
+            Ok(v) => v,
+            Err(e) => {
+                say!("not an answer: {e}");
+                return;
+            }
+        };
         let found = self.targets.iter_mut().find_map(|(tk, t)| {
             let pos = match &key {
                 Some(k) => t.pending_keys.iter().position(|p| p == k),
@@ -640,7 +707,7 @@ impl Follower {
             return;
         };
         let mut responses = BTreeMap::new();
-        responses.insert(key, normalize_response(json));
+        responses.insert(key, json);
         self.engine
             .send(EngineCommand::Answer {
                 server,

@@ -314,6 +314,15 @@ impl ServerActor {
                 })
                 .await;
             }
+            ListenMsg::GaveUp(why) => {
+                tracing::warn!(server = %self.spec.id, "push off: {why}");
+                self.notice(
+                    NoticeLevel::Warn,
+                    format!("push off: {why}; polling every task instead"),
+                )
+                .await;
+                Box::pin(self.on_listen(ListenMsg::Unavailable(why))).await;
+            }
             ListenMsg::Unavailable(why) => {
                 tracing::info!(server = %self.spec.id, "no push: {}", self.mask_ids(&why));
                 for t in self.tasks.values_mut() {

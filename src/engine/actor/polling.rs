@@ -92,7 +92,8 @@ impl ServerActor {
         base + base.mul_f64(fastrand::f64() * 0.1)
     }
 
-    /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint.
+    /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint; never
+    /// more than the safety-poll period, so an absurd hint (`1e300`) cannot stop polling.
     pub(super) fn poll_interval(&self, task_id: &TaskId) -> Duration {
         let hinted = self
             .tasks
@@ -101,7 +102,8 @@ impl ServerActor {
             .and_then(|t| t.poll_interval_ms)
             .map(Duration::from_millis);
         let floor = self.spec.poll_floor.unwrap_or(self.cfg.poll_floor);
-        hinted.unwrap_or(self.cfg.default_poll).max(floor)
+        let cap = self.cfg.safety_poll.max(floor);
+        hinted.unwrap_or(self.cfg.default_poll).max(floor).min(cap)
     }
 
     /// Poll again soon (after an answer or a cancel), but never sooner than one

@@ -702,13 +702,7 @@ impl McpClient {
         )
         .await
         .map_err(|_| McpError::transport("subscriptions/listen timed out"))??;
-        Subscription::acknowledge(
-            id,
-            stream,
-            self.opts.request_timeout,
-            self.opts.stream_idle_timeout,
-        )
-        .await
+        Subscription::acknowledge(id, stream, self.opts.request_timeout).await
     }
 
     /// Legacy: the session's GET stream; feed each message to [`McpClient::dispatch`].
