@@ -74,6 +74,30 @@ impl TaskId {
         crate::sanitize::sanitize_line(&head, 2 * SHORT_LEN)
     }
 
+    /// A file name stem for this task (`:export`'s default): the short form with anything
+    /// but ASCII letters, digits, `-` and `_` replaced by `_`, then 16 hex digits of a
+    /// stable hash of the whole id, so two ids sharing their first characters never
+    /// share a file (and the name does not give the id away).
+    pub fn file_stem(&self) -> String {
+        let head: String = self
+            .0
+            .chars()
+            .take(SHORT_LEN)
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        // FNV-1a, 64 bits: stable across runs and versions (std's hasher is not).
+        let hash = self.0.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("{head}-{hash:016x}")
+    }
+
     /// The loggable form: [`TaskId::prefix`] and an ellipsis when the id is longer.
     pub fn short(&self) -> String {
         let mut s = self.prefix();
@@ -180,6 +204,27 @@ string_id_traits!(ServerId, ServerId::stored);
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn file_stems_are_plain_and_unique_per_id() {
+        let a = TaskId::new("\u{1b}]0;x/../\u{7}abcdef-one");
+        let b = TaskId::new("\u{1b}]0;x/../\u{7}abcdef-two");
+        let (sa, sb) = (a.file_stem(), b.file_stem());
+        assert_ne!(sa, sb, "same 8-character prefix, different files");
+        for s in [&sa, &sb] {
+            assert!(
+                s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+                "{s}"
+            );
+            assert!(
+                !s.contains("abcdef"),
+                "the name shows the short form only: {s}"
+            );
+        }
+        assert_eq!(a.file_stem(), sa, "stable");
+        assert!(TaskId::new("task-1").file_stem().starts_with("task-1-"));
+    }
 
     #[test]
     fn display_and_debug_are_short() {

@@ -106,7 +106,7 @@ fn a_read_only_server_refuses_before_sending_anything() {
         "nothing reached the server"
     );
     let rec = tr.record(&id).unwrap();
-    assert_eq!(rec["answered_keys"], serde_json::json!([]), "{rec}");
+    assert_eq!(rec["answeredKeys"], serde_json::json!([]), "{rec}");
     assert_eq!(rec["cancel"], serde_json::Value::Null, "{rec}");
 }
 

@@ -99,7 +99,7 @@ fn input_requested_before_a_kill_is_answered_after_it_through_the_new_follower()
         "the answer reached the task: {text}"
     );
     let rec = tr.record(&id).unwrap();
-    assert_eq!(rec["answered_keys"], serde_json::json!([key]), "{rec}");
+    assert_eq!(rec["answeredKeys"], serde_json::json!([key]), "{rec}");
 }
 
 #[test]

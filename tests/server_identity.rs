@@ -23,7 +23,7 @@ fn with(tr: &Taskrail, config: &str, args: &[&str]) -> support::taskrail::Run {
 fn servers_of(records: &[Value], id: &str) -> Vec<String> {
     records
         .iter()
-        .filter(|r| r["task_id"] == id)
+        .filter(|r| r["taskId"] == id)
         .map(|r| r["server"].as_str().unwrap().to_string())
         .collect()
 }

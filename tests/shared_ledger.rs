@@ -159,6 +159,6 @@ fn an_answer_from_another_shell_reaches_the_server_once() {
         demo.stats()
     );
     let rec = tr.record(&id).unwrap();
-    assert_eq!(rec["answered_keys"], serde_json::json!([key]), "{rec}");
+    assert_eq!(rec["answeredKeys"], serde_json::json!([key]), "{rec}");
     tmux.quit();
 }

@@ -311,7 +311,7 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         Command::Export(path) => match state.focused_task() {
             Some(key) => {
                 let path =
-                    path.unwrap_or_else(|| format!("taskrail-{}.jsonl", key.task_id.prefix()));
+                    path.unwrap_or_else(|| format!("taskrail-{}.jsonl", key.task_id.file_stem()));
                 fx.push(Effect::Export { key, path });
             }
             None => state.notify(NoticeLevel::Info, "no task selected to export", now),

@@ -191,7 +191,7 @@ impl Taskrail {
     pub fn record(&self, task_id: &str) -> Option<serde_json::Value> {
         self.records()
             .into_iter()
-            .find(|r| r["task_id"].as_str() == Some(task_id))
+            .find(|r| r["taskId"].as_str() == Some(task_id))
     }
 }
 

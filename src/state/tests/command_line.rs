@@ -36,6 +36,15 @@ fn command_line_narrows_by_server_sorts_filters_and_exports() {
             path: "/tmp/x.jsonl".into()
         }]
     );
+    // without a file: a name from the id, plain and different for ids sharing a prefix
+    let fx = typed(&mut s, "export");
+    let [Effect::Export { path, .. }] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(
+        path,
+        &format!("taskrail-{}.jsonl", TaskId::new("a1").file_stem())
+    );
     // an error keeps the line open with the message
     typed(&mut s, "server nowhere");
     let line = s.command.as_ref().expect("still open");
