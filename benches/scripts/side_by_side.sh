@@ -6,6 +6,8 @@
 # task returns and the followers' terminal lines are stamped on arrival.
 #
 #   benches/scripts/side_by_side.sh [N=1000] [POLL_MS=2000]
+# ONLY_TASKRAIL=1 skips the FastMCP round (the scaling table: CPU per tasks/get and RSS
+# at N followed tasks; tasks/get counted from the watch's own ledger timeline).
 # Needs: cargo build --release, bash tests/interop/setup.sh (the .peers venv).
 set -euo pipefail
 n="${1:-1000}"
@@ -40,10 +42,12 @@ mapfile -t ids <"$out/taskrail.ids"
   "$bin" --db "$out/ledger.db" --log-file "$out/taskrail.log" watch --server "$url" --json -- "${ids[@]}" \
   2>"$out/taskrail.err" | python3 "$here/fastmcp_tasks_client.py" stamp --out "$out/taskrail.detected" || true
 
-echo "round 2: FastMCP client"
-"$py" "$here/fastmcp_tasks_client.py" create "$url" "$n" --base "$base" --spread "$spread" --out "$out/fastmcp.ids"
-/usr/bin/time -f '%U %S %M %e' -o "$out/fastmcp.time" \
-  "$py" "$here/fastmcp_tasks_client.py" follow "$url" "$out/fastmcp.ids" --out "$out/fastmcp.detected"
+if [[ -z "${ONLY_TASKRAIL:-}" ]]; then
+  echo "round 2: FastMCP client"
+  "$py" "$here/fastmcp_tasks_client.py" create "$url" "$n" --base "$base" --spread "$spread" --out "$out/fastmcp.ids"
+  /usr/bin/time -f '%U %S %M %e' -o "$out/fastmcp.time" \
+    "$py" "$here/fastmcp_tasks_client.py" follow "$url" "$out/fastmcp.ids" --out "$out/fastmcp.detected"
+fi
 
 python3 "$here/side_by_side_report.py" "$out" "$poll_ms"
 uptime

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sqlite3
 import sys
 
 
@@ -53,13 +55,38 @@ def side(name: str, detected_path: str, time_path: str, done: dict[str, float], 
     }
 
 
+def gets_in_ledger(path: str) -> int:
+    """tasks/get answers the watch recorded: one `poll`/`resync` event per answer that
+    changed something, plus the `unchanged` count of each `polls` event."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        changed = db.execute("SELECT count(*) FROM events WHERE kind IN ('poll', 'resync')").fetchone()[0]
+        quiet = db.execute(
+            "SELECT coalesce(sum(json_extract(detail, '$.unchanged')), 0) FROM events WHERE kind = 'polls'"
+        ).fetchone()[0]
+    finally:
+        db.close()
+    return int(changed) + int(quiet)
+
+
 def main() -> None:
     out, poll_ms = sys.argv[1], float(sys.argv[2])
     done = {d["taskId"]: d["done"] for d in load_jsonl(f"{out}/done.jsonl") if d.get("taskId")}
     rows = []
     for key, name in (("taskrail", "taskrail watch --json"), ("fastmcp", "FastMCP Client polling tasks/get")):
+        if not os.path.exists(f"{out}/{key}.time"):
+            continue
         ids = [l.strip() for l in open(f"{out}/{key}.ids", encoding="utf-8") if l.strip()]
         rows.append(side(name, f"{out}/{key}.detected", f"{out}/{key}.time", done, ids))
+    t = rows[0]
+    gets = gets_in_ledger(f"{out}/ledger.db")
+    print(
+        f"scaling: taskrail watch of {t['tasks']} tasks: tasks/get {gets}, CPU {t['cpu']:.2f} s = "
+        f"{1e6 * t['cpu'] / max(gets, 1):.0f} us per tasks/get, peak RSS {t['rss_mb']:.1f} MB, "
+        f"wall {t['wall']:.0f} s"
+    )
+    if len(rows) < 2:
+        return
     print(f"side by side: same FastMCP 4.1.4 peer, pollIntervalMs {poll_ms:.0f}, rounds one after the other")
     print(f"{'follower':<34} {'tasks':>6} {'seen':>6} {'CPU s':>7} {'peak RSS MB':>12} {'detect p50 ms':>14} {'p99 ms':>8} {'max ms':>8}")
     for r in rows:

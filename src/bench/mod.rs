@@ -1,7 +1,8 @@
 //! `taskrail bench …`: end-to-end measurements of the real dashboard loop (`app::event_loop`
 //! on ratatui's `TestBackend`), the real engine and ledger, against the embedded demo
 //! server (in-process) or a `--server URL`. Each scenario prints its numbers and how they
-//! were obtained. The micro benchmarks (reducer, render) are criterion benches in `benches/`.
+//! were obtained. Every scenario uses its own temporary ledger: none reads the caller's
+//! `--db`/`TASKRAIL_DB` (the global `--db` is not a bench option). The micro benchmarks (reducer, render) are criterion benches in `benches/`.
 
 pub mod fixtures;
 mod harness;
@@ -44,17 +45,18 @@ pub enum Scenario {
     Startup {
         #[arg(long, default_value_t = 10_000)]
         tasks: usize,
-        /// A ledger already filled by `bench populate` (default: a fresh one).
-        #[arg(long)]
-        db: Option<std::path::PathBuf>,
+        /// A ledger already filled by `bench populate` (default: a fresh temporary one;
+        /// never the caller's `--db`/`TASKRAIL_DB`).
+        #[arg(long, value_name = "PATH")]
+        ledger: Option<std::path::PathBuf>,
     },
     /// Fill a ledger with N finished tasks (used by `startup`).
     #[command(hide = true)]
     Populate {
         #[arg(long)]
         tasks: usize,
-        #[arg(long)]
-        db: std::path::PathBuf,
+        #[arg(long, value_name = "PATH")]
+        ledger: std::path::PathBuf,
     },
     /// Politeness: `tasks/get` per task per second against `pollIntervalMs`, push off and on.
     Politeness {
@@ -75,8 +77,8 @@ pub async fn run(args: BenchArgs) -> u8 {
         Scenario::Idle { tasks, secs, url } => {
             scenarios::idle(tasks, Duration::from_secs(secs), url).await
         }
-        Scenario::Startup { tasks, db } => scenarios::startup(tasks, db).await,
-        Scenario::Populate { tasks, db } => scenarios::populate(&db, tasks),
+        Scenario::Startup { tasks, ledger } => scenarios::startup(tasks, ledger).await,
+        Scenario::Populate { tasks, ledger } => scenarios::populate(&ledger, tasks),
         Scenario::Politeness {
             tasks,
             secs,

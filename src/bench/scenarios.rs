@@ -315,8 +315,15 @@ pub async fn startup(tasks: usize, db: Option<PathBuf>) -> anyhow::Result<()> {
             // Filled by a child process, so this one's peak RSS is the dashboard's alone.
             let path = dir.path().join("ledger.db");
             let status = std::process::Command::new(std::env::current_exe()?)
-                .args(["bench", "populate", "--tasks", &tasks.to_string(), "--db"])
+                .args([
+                    "bench",
+                    "populate",
+                    "--tasks",
+                    &tasks.to_string(),
+                    "--ledger",
+                ])
                 .arg(&path)
+                .env_remove(crate::ledger::DB_ENV)
                 .status()
                 .context("running bench populate")?;
             anyhow::ensure!(status.success(), "bench populate failed");

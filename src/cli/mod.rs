@@ -308,7 +308,7 @@ async fn run(cli: Cli) -> u8 {
     match &cli.command {
         Some(Command::Completions { shell }) => return extras::completions(*shell),
         Some(Command::Man) => return extras::man(),
-        Some(Command::ServeDemo(_)) => {}
+        Some(Command::ServeDemo(_) | Command::Bench(_)) => {}
         _ => match crate::config::Config::load(cli.global.config.as_deref()) {
             Ok(config) => ctx.config = config,
             Err(e) => return fail(&e, exit::USAGE),

@@ -3,7 +3,7 @@
 //! Owns `Ledger` (one `rusqlite::Connection`) and the helpers every query shares (clock,
 //! write transactions, time conversion). Must not log task ids.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+use super::lazy::Lazy;
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 
 /// Environment variable overriding the default ledger location.
@@ -30,6 +31,16 @@ pub struct Ledger {
     /// `PRAGMA data_version` when the feed last looked (changes when another connection
     /// commits).
     pub(super) data_version: Cell<Option<i64>>,
+    /// Poll bookkeeping not written yet (`lazy.rs`).
+    pub(super) lazy: RefCell<Lazy>,
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        if let Err(e) = self.flush_pending() {
+            tracing::warn!("ledger: writing poll bookkeeping on close failed: {e:#}");
+        }
+    }
 }
 
 impl std::fmt::Debug for Ledger {
@@ -54,6 +65,7 @@ impl Ledger {
             conn,
             path: path.to_path_buf(),
             data_version: Cell::new(None),
+            lazy: RefCell::new(Lazy::default()),
         })
     }
 
@@ -68,14 +80,17 @@ impl Ledger {
     }
 
     /// Start a write transaction that takes the write lock up front, so a concurrent writer
-    /// waits in `busy_timeout` instead of failing on a lock upgrade.
+    /// waits in `busy_timeout` instead of failing on a lock upgrade. Pending poll
+    /// bookkeeping is written first, in the same transaction.
     pub(super) fn write_tx(&self) -> anyhow::Result<WriteTx<'_>> {
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .context("starting a ledger write transaction")?;
-        Ok(WriteTx {
+        let tx = WriteTx {
             tx,
             seq: Cell::new(None),
-        })
+        };
+        self.write_pending(&tx)?;
+        Ok(tx)
     }
 }
 
@@ -99,11 +114,12 @@ impl WriteTx<'_> {
         if let Some(s) = self.seq.get() {
             return Ok(s);
         }
-        let s: i64 = self.tx.query_row(
-            "UPDATE meta SET value = value + 1 WHERE key = 'change_seq' RETURNING value",
-            [],
-            |r| r.get(0),
-        )?;
+        let s: i64 = self
+            .tx
+            .prepare_cached(
+                "UPDATE meta SET value = value + 1 WHERE key = 'change_seq' RETURNING value",
+            )?
+            .query_row([], |r| r.get(0))?;
         self.seq.set(Some(s));
         Ok(s)
     }
@@ -111,10 +127,9 @@ impl WriteTx<'_> {
     /// Mark a task row as changed by this transaction.
     pub(super) fn touch(&self, task_row: i64) -> rusqlite::Result<()> {
         let seq = self.seq()?;
-        self.tx.execute(
-            "UPDATE tasks SET changed_seq = ?2 WHERE id = ?1",
-            rusqlite::params![task_row, seq],
-        )?;
+        self.tx
+            .prepare_cached("UPDATE tasks SET changed_seq = ?2 WHERE id = ?1")?
+            .execute(rusqlite::params![task_row, seq])?;
         Ok(())
     }
 

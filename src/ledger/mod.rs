@@ -11,6 +11,7 @@ pub mod export;
 mod feed;
 mod handle;
 mod identity;
+mod lazy;
 mod leases;
 mod outbox;
 mod read;

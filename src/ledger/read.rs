@@ -128,11 +128,13 @@ impl Ledger {
     }
 
     /// A task's events in the order they were recorded (empty for an unknown task).
+    /// Poll counts this connection still holds in memory are written first.
     pub fn timeline(
         &self,
         server: &ServerId,
         task_id: &TaskId,
     ) -> anyhow::Result<Vec<EventRecord>> {
+        self.flush_pending()?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT e.at, e.kind, e.latency_ms, e.detail
                FROM events e JOIN tasks t ON t.id = e.task

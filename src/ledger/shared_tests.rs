@@ -351,3 +351,126 @@ fn a_version_one_file_is_migrated_with_its_tombstones() {
     assert_eq!(rec.end, Some(Tombstone::Expired));
     assert_eq!(rec.cancel, None);
 }
+
+fn change_seq(l: &Ledger) -> i64 {
+    l.conn
+        .query_row("SELECT value FROM meta WHERE key = 'change_seq'", [], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+fn data_version(l: &Ledger) -> i64 {
+    l.conn
+        .pragma_query_value(None, "data_version", |r| r.get(0))
+        .unwrap()
+}
+
+fn at(id: &str, status: &str, message: &str, updated: &str) -> Task {
+    Task::from_wire(&json!({
+        "taskId": id, "status": status, "statusMessage": message,
+        "lastUpdatedAt": updated,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_poll_that_only_bumps_last_updated_at_writes_nothing() {
+    let (_dir, a, b) = pair();
+    create(&a, "t1");
+    let poll = super::EventKind::Poll;
+    a.record_snapshot(
+        &srv(),
+        &at("t1", "working", "1/3", "2026-01-01T00:00:01Z"),
+        poll,
+        None,
+    )
+    .unwrap();
+    let (seq, version) = (change_seq(&a), data_version(&b));
+    let cursor = b.feed_cursor().unwrap();
+    // FastMCP bumps lastUpdatedAt on every read: the same state again, three times, alone
+    // and in a batch, and a re-read older than the stored one.
+    for s in ["02", "03"] {
+        let t = at("t1", "working", "1/3", &format!("2026-01-01T00:00:{s}Z"));
+        assert!(!a.record_snapshot(&srv(), &t, poll, None).unwrap());
+    }
+    let same = at("t1", "working", "1/3", "2026-01-01T00:00:04Z");
+    let batch = [(srv(), same, poll, None)];
+    assert_eq!(a.record_snapshots(&batch).unwrap(), [false]);
+    // Poll bookkeeping too.
+    a.record_event(
+        &srv(),
+        &TaskId::new("t1"),
+        super::EventKind::Polls,
+        None,
+        &json!({ "unchanged": 3 }),
+    )
+    .unwrap();
+    assert_eq!(change_seq(&a), seq, "no row was stamped");
+    assert_eq!(data_version(&b), version, "no transaction was committed");
+    assert!(
+        b.changes(cursor, "me", false).unwrap().is_none(),
+        "the feed stays asleep"
+    );
+    assert!(a.has_pending());
+
+    // A real change is written, stamped and reported, and the bookkeeping rides along.
+    let real = at("t1", "working", "2/3", "2026-01-01T00:00:05Z");
+    assert!(a.record_snapshot(&srv(), &real, poll, None).unwrap());
+    assert!(!a.has_pending());
+    assert!(change_seq(&a) > seq);
+    assert_ne!(data_version(&b), version);
+    let ch = b.changes(cursor, "me", false).unwrap().expect("a wrote");
+    assert_eq!(ch.tasks.len(), 1);
+    let snap = ch.tasks[0].snapshot.as_ref().unwrap();
+    assert_eq!(snap.status_message.as_deref(), Some("2/3"));
+    let kinds: Vec<&str> = b
+        .timeline(&srv(), &TaskId::new("t1"))
+        .unwrap()
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["created", "poll", "polls", "poll"],
+        "in the order noted"
+    );
+}
+
+#[test]
+fn poll_bookkeeping_is_written_when_the_connection_closes() {
+    let (_dir, a, b) = pair();
+    create(&a, "t1");
+    let t = at("t1", "working", "x", "2026-01-01T00:00:01Z");
+    a.record_snapshot(&srv(), &t, super::EventKind::Poll, None)
+        .unwrap();
+    let seen = |l: &Ledger| {
+        l.get(&srv(), &TaskId::new("t1"))
+            .unwrap()
+            .unwrap()
+            .last_seen
+    };
+    let first = seen(&b);
+    std::thread::sleep(Duration::from_millis(5));
+    let again = at("t1", "working", "x", "2026-01-01T00:00:02Z");
+    a.record_snapshot(&srv(), &again, super::EventKind::Poll, None)
+        .unwrap();
+    a.record_event(
+        &srv(),
+        &TaskId::new("t1"),
+        super::EventKind::Polls,
+        None,
+        &json!({ "unchanged": 1 }),
+    )
+    .unwrap();
+    assert_eq!(seen(&b), first, "kept in memory");
+    drop(a);
+    assert!(seen(&b) > first, "last seen written on close");
+    let polls = b
+        .timeline(&srv(), &TaskId::new("t1"))
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == super::EventKind::Polls)
+        .count();
+    assert_eq!(polls, 1);
+}

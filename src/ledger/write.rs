@@ -142,10 +142,40 @@ impl Ledger {
         source: EventKind,
         latency_ms: Option<u64>,
     ) -> anyhow::Result<bool> {
+        let now = now_ms();
+        if self.skip_unchanged(server, task, now)? {
+            return Ok(false);
+        }
         let tx = self.write_tx()?;
-        let changed = apply_snapshot(&tx, server, task, source, latency_ms, now_ms())?;
+        let changed = apply_snapshot(&tx, server, task, source, latency_ms, now)?;
         tx.commit()?;
         Ok(changed)
+    }
+
+    /// A snapshot that would change nothing stored (the same state with only
+    /// `lastUpdatedAt` bumped, a re-read of a finished task, an older one) costs no write
+    /// transaction: judged on a plain read, its "last seen" kept for later (`lazy.rs`).
+    /// Returns whether it was skipped.
+    fn skip_unchanged(&self, server: &ServerId, task: &Task, now: i64) -> anyhow::Result<bool> {
+        let Some(row) = find_row(&self.conn, server, &task.task_id)? else {
+            return Ok(false);
+        };
+        let Some(prev) = row
+            .snapshot
+            .as_deref()
+            .and_then(|s| serde_json::from_str::<Task>(s).ok())
+        else {
+            return Ok(false);
+        };
+        match judge(Some(&prev), row.terminal, task) {
+            Verdict::AfterTerminal | Verdict::Stale => Ok(true),
+            Verdict::Payload => Ok(false),
+            Verdict::Accept if prev.same_state(task) && row.status == task.status.as_str() => {
+                self.note_seen(row.id, now)?;
+                Ok(true)
+            }
+            Verdict::Accept => Ok(false),
+        }
     }
 
     /// [`Ledger::record_snapshot`] for many snapshots in one transaction (one commit for a
@@ -154,11 +184,22 @@ impl Ledger {
         &self,
         batch: &[(ServerId, Task, EventKind, Option<u64>)],
     ) -> anyhow::Result<Vec<bool>> {
-        let tx = self.write_tx()?;
         let now = now_ms();
+        let skipped = batch
+            .iter()
+            .map(|(server, task, _, _)| self.skip_unchanged(server, task, now))
+            .collect::<anyhow::Result<Vec<bool>>>()?;
+        if skipped.iter().all(|s| *s) {
+            return Ok(vec![false; batch.len()]);
+        }
+        let tx = self.write_tx()?;
         let changed = batch
             .iter()
-            .map(|(server, task, source, latency)| {
+            .zip(&skipped)
+            .map(|((server, task, source, latency), skip)| {
+                if *skip {
+                    return Ok(false);
+                }
                 apply_snapshot(&tx, server, task, *source, *latency, now)
             })
             .collect::<anyhow::Result<Vec<bool>>>()?;
@@ -168,7 +209,8 @@ impl Ledger {
 
     /// Append one event to a task's timeline (inserting the task id if unknown).
     /// `detail` must not carry secrets; it is stored as JSON. `cancel_requested` and
-    /// `cancel_acked` also set the task's cancel state, which other processes see.
+    /// `cancel_acked` also set the task's cancel state, which other processes see. A
+    /// `polls` count is kept in memory and written with the next write (`lazy.rs`).
     pub fn record_event(
         &self,
         server: &ServerId,
@@ -177,8 +219,12 @@ impl Ledger {
         latency_ms: Option<u64>,
         detail: &Value,
     ) -> anyhow::Result<()> {
-        let tx = self.write_tx()?;
         let now = now_ms();
+        if kind == EventKind::Polls {
+            // Bookkeeping: written with the next real write (`lazy.rs`).
+            return self.defer_polls(server, task_id, now, detail);
+        }
+        let tx = self.write_tx()?;
         let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
         push_event(&tx, id, now, kind, latency_ms, detail)?;
         let cancel_state = match kind {
@@ -272,27 +318,26 @@ struct Row {
 }
 
 fn find_row(
-    tx: &WriteTx<'_>,
+    conn: &rusqlite::Connection,
     server: &ServerId,
     task_id: &TaskId,
 ) -> rusqlite::Result<Option<Row>> {
-    tx.query_row(
+    conn.prepare_cached(
         "SELECT id, terminal, status, snapshot FROM tasks WHERE server = ?1 AND task_id = ?2",
-        params![server, task_id],
-        |r| {
-            Ok(Row {
-                id: r.get(0)?,
-                terminal: r.get(1)?,
-                status: r.get(2)?,
-                snapshot: r.get(3)?,
-            })
-        },
-    )
+    )?
+    .query_row(params![server, task_id], |r| {
+        Ok(Row {
+            id: r.get(0)?,
+            terminal: r.get(1)?,
+            status: r.get(2)?,
+            snapshot: r.get(3)?,
+        })
+    })
     .optional()
 }
 
 /// The row id for (server, task id), inserting a bare tracked row if absent.
-fn ensure_task(
+pub(super) fn ensure_task(
     tx: &WriteTx<'_>,
     server: &ServerId,
     task_id: &TaskId,
@@ -302,10 +347,10 @@ fn ensure_task(
     if let Some(row) = find_row(tx, server, task_id)? {
         return Ok((row.id, false));
     }
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO tasks (server, task_id, era, recorded_at) VALUES (?1, ?2, ?3, ?4)",
-        params![server, task_id, era.map(Era::as_str), now],
-    )?;
+    )?
+    .execute(params![server, task_id, era.map(Era::as_str), now])?;
     let id = tx.last_insert_rowid();
     tx.touch(id)?;
     Ok((id, true))
@@ -339,16 +384,16 @@ pub(super) fn push_event(
     latency_ms: Option<u64>,
     detail: &Value,
 ) -> anyhow::Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO events (task, at, kind, latency_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            task,
-            at,
-            kind.as_str(),
-            to_sql_u64(latency_ms),
-            serde_json::to_string(detail)?
-        ],
-    )?;
+    )?
+    .execute(params![
+        task,
+        at,
+        kind.as_str(),
+        to_sql_u64(latency_ms),
+        serde_json::to_string(detail)?
+    ])?;
     Ok(())
 }
 
@@ -410,28 +455,29 @@ fn apply_snapshot(
         }
         Verdict::AfterTerminal | Verdict::Stale => return Ok(false),
     }
-    let changed = prev.as_ref().is_none_or(|p| !p.same_state(task));
     let terminal = task.status.is_terminal();
-    tx.execute(
+    let changed = prev.as_ref().is_none_or(|p| !p.same_state(task));
+    if !changed {
+        // Only `lastUpdatedAt` moved: nothing to store but when it was seen.
+        return Ok(false);
+    }
+    tx.prepare_cached(
         "UPDATE tasks SET snapshot = ?2, status = ?3,
              server_created_at = coalesce(server_created_at, ?4), last_seen = ?5,
              poll_interval_ms = ?6, ttl_ms = ?7, terminal = ?8,
              terminal_at = CASE WHEN ?8 THEN ?5 ELSE NULL END
          WHERE id = ?1",
-        params![
-            id,
-            serde_json::to_string(task)?,
-            task.status.as_str(),
-            task.created_at,
-            now,
-            to_sql_u64(task.poll_interval_ms),
-            to_sql_u64(task.ttl_ms),
-            terminal,
-        ],
-    )?;
-    if !changed {
-        return Ok(false);
-    }
+    )?
+    .execute(params![
+        id,
+        serde_json::to_string(task)?,
+        task.status.as_str(),
+        task.created_at,
+        now,
+        to_sql_u64(task.poll_interval_ms),
+        to_sql_u64(task.ttl_ms),
+        terminal,
+    ])?;
     tx.touch(id)?;
     if row.status != task.status.as_str() {
         let detail = json!({

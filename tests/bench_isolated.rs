@@ -1,0 +1,42 @@
+//! `taskrail bench` never uses the caller's ledger: with `TASKRAIL_DB` pointing at another
+//! file, `bench startup` fills and reads its own temporary ledger, finishes, and leaves that
+//! file as it was.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use std::time::Duration;
+use support::taskrail::Taskrail;
+
+#[test]
+fn bench_startup_ignores_the_callers_ledger() {
+    // The caller's ledger (TASKRAIL_DB of every command this user runs) exists and holds
+    // no tasks: a bench reading it would wait for tasks that never come.
+    let tr = Taskrail::new();
+    let ls = tr.run(&["ls", "--all", "--json"], Duration::from_secs(30));
+    assert_eq!(ls.code, Some(0), "{ls:#?}");
+    let before = std::fs::read(tr.db()).unwrap();
+    let modified = std::fs::metadata(tr.db()).unwrap().modified().unwrap();
+    assert!(!before.is_empty(), "the caller's ledger was created");
+
+    let run = tr.run(
+        &["bench", "startup", "--tasks", "25"],
+        Duration::from_secs(120),
+    );
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stdout.contains("first frame showing all 25 tasks"),
+        "{run:#?}"
+    );
+    assert_eq!(
+        std::fs::read(tr.db()).unwrap(),
+        before,
+        "the caller's ledger changed"
+    );
+    assert_eq!(
+        std::fs::metadata(tr.db()).unwrap().modified().unwrap(),
+        modified
+    );
+    let after = tr.run(&["ls", "--all", "--json"], Duration::from_secs(30));
+    assert_eq!(after.stdout, ls.stdout, "the caller's ledger gained tasks");
+}
