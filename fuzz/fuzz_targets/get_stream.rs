@@ -73,7 +73,7 @@ fuzz_target!(|data: &[u8]| {
         .build()
         .unwrap();
     let items = runtime.block_on(async move {
-        let mut stream = open_with(connect, MAX);
+        let mut stream = open_with(connect, MAX, None);
         let mut n = 0usize;
         while stream.next().await.is_some() {
             n += 1;
