@@ -16,6 +16,7 @@ pub mod engine;
 pub mod ids;
 pub mod ledger;
 pub mod mcp;
+pub mod proxy;
 pub mod sanitize;
 pub mod state;
 pub mod ui;

@@ -11,6 +11,7 @@ mod history;
 mod intent;
 mod oneshot;
 mod output;
+mod proxy;
 mod servers;
 
 pub use args::{Cli, Command, GlobalArgs, exit};
@@ -253,6 +254,9 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Demo) => board(&ctx, true).await,
         Some(Command::Bench(args)) => crate::bench::run(args).await,
         Some(Command::Conformance { server_url }) => conformance::run(&ctx, &server_url).await,
+        Some(Command::Proxy { server, listen }) => {
+            proxy::run(&ctx, &server, listen.as_deref()).await
+        }
         None => {
             board(
                 &ctx,

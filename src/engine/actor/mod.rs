@@ -36,7 +36,7 @@ mod ingest;
 mod outbox;
 mod polling;
 
-type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
+type Connected = Result<super::Connection, McpError>;
 
 /// What the router hands an actor.
 pub(in crate::engine) enum ActorMsg {

@@ -66,6 +66,7 @@ impl McpClient {
                         .get("version")
                         .and_then(Value::as_str)
                         .map(str::to_string),
+                    instructions: instructions(&result),
                 })
             }
             Err(McpError::UnsupportedVersion { supported, .. })
@@ -129,6 +130,14 @@ impl McpClient {
                 .get("version")
                 .and_then(Value::as_str)
                 .map(str::to_string),
+            instructions: instructions(&result),
         })
     }
+}
+
+fn instructions(result: &Value) -> Option<String> {
+    result
+        .get("instructions")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }

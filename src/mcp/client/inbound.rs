@@ -1,5 +1,6 @@
 //! What the server sends unasked: task notifications, progress, and legacy server-to-client
-//! requests (elicitations tied to a task are kept until answered; others get a reply).
+//! requests (elicitations tied to a task are kept until answered; others get a reply, or go
+//! to the tap when one is set).
 //!
 //! Must not block: pushes go to a bounded channel.
 
@@ -10,7 +11,17 @@ impl McpClient {
     /// notifications, progress and legacy input requests into pushes.
     pub async fn dispatch(&self, msg: Incoming) {
         let push = match msg {
-            Incoming::Notification { method, params } => self.notification_push(&method, &params),
+            Incoming::Notification { method, params } => {
+                let push = self.notification_push(&method, &params);
+                let task_news = matches!(
+                    push,
+                    Some(ServerPush::Task(_) | ServerPush::Progress { .. })
+                );
+                if !task_news && let Some(tap) = self.tapped() {
+                    let _ = tap.send(Incoming::Notification { method, params }).await;
+                }
+                push
+            }
             Incoming::Request { id, method, params } => {
                 self.server_request(id, method, params).await
             }
@@ -88,17 +99,26 @@ impl McpClient {
                     request,
                 });
             }
-            ("elicitation/create", None) => {
+            ("ping", _) => jsonrpc::response(&id, json!({})),
+            (method, _) => {
                 let handler = self
                     .untracked_elicitation
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .clone();
-                let result = handler.map_or_else(|| json!({ "action": "cancel" }), |h| h(&params));
-                jsonrpc::response(&id, result)
+                match (method, handler, self.tapped()) {
+                    ("elicitation/create", Some(h), _) => jsonrpc::response(&id, h(&params)),
+                    (_, _, Some(tap)) => {
+                        let method = method.to_string();
+                        let _ = tap.send(Incoming::Request { id, method, params }).await;
+                        return None;
+                    }
+                    ("elicitation/create", None, None) => {
+                        jsonrpc::response(&id, json!({ "action": "cancel" }))
+                    }
+                    _ => jsonrpc::error_response(&id, -32601, "not supported by this client"),
+                }
             }
-            ("ping", _) => jsonrpc::response(&id, json!({})),
-            _ => jsonrpc::error_response(&id, -32601, "not supported by this client"),
         };
         if let Err(e) = self.transport.send_message(&reply, None).await {
             tracing::warn!("could not answer a server request: {e}");

@@ -24,6 +24,7 @@ use super::types::*;
 
 mod handshake;
 mod inbound;
+mod passthrough;
 
 /// A connected MCP server.
 pub struct McpClient {
@@ -37,6 +38,8 @@ pub struct McpClient {
     progress_tokens: Mutex<HashMap<String, TaskId>>,
     push_tx: mpsc::Sender<ServerPush>,
     untracked_elicitation: Mutex<Option<ElicitationHandler>>,
+    /// Where unasked server messages go raw (see [`McpClient::tap`]).
+    tap: Mutex<Option<mpsc::Sender<Incoming>>>,
 }
 
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
@@ -113,6 +116,7 @@ impl McpClient {
             capabilities: caps,
             name: session.server_name.clone(),
             version: None,
+            instructions: None,
         });
         Ok((client, push_rx))
     }
@@ -156,6 +160,7 @@ impl McpClient {
             progress_tokens: Mutex::new(HashMap::new()),
             push_tx,
             untracked_elicitation: Mutex::new(None),
+            tap: Mutex::new(None),
         });
         let weak: Weak<McpClient> = Arc::downgrade(&client);
         tokio::spawn(async move {

@@ -1,0 +1,286 @@
+//! `taskrail proxy`: the MCP server an agent host starts (stdio) or reaches by URL
+//! (Streamable HTTP), in front of one upstream server. Requests go through unchanged, in
+//! the host's protocol version; a `tools/call` asks the upstream for a task, and every task
+//! that comes back is recorded in the shared ledger before the host hears of it, then
+//! followed by this process's own engine (which holds its lease), so a dashboard on the
+//! same ledger shows it live, answers its input and cancels it.
+//!
+//! Owns: the host-facing server and the wiring of one engine to the connection it forwards
+//! through. Must not decide task facts (the engine does) and must not import the dashboard
+//! layers (`state`, `ui`, `app`).
+
+mod board;
+mod call;
+mod cancel;
+mod era;
+mod follow;
+mod forward;
+mod host;
+mod http;
+mod input;
+mod stdio;
+mod tasks;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::engine::{
+    Connection, Connector, EngineCommand, EngineConfig, EngineHandle, Failure, ServerId,
+    ServerSpec, TaskId, spawn_engine,
+};
+use crate::ledger::LedgerHandle;
+use crate::mcp::jsonrpc::Incoming;
+use crate::mcp::{ErrorObject, McpClient};
+
+pub use http::serve_http;
+pub use stdio::serve_stdio;
+
+use board::{Ack, Board};
+use host::Host;
+
+/// What one proxy needs: the upstream (with its config entry's headers), the shared
+/// ledger, and the engine settings.
+pub struct ProxyOptions {
+    pub upstream: ServerSpec,
+    pub ledger: LedgerHandle,
+    pub engine: EngineConfig,
+}
+
+/// The proxy's shared core: the upstream connection, its engine and the board mirroring
+/// it, and the hosts it serves.
+pub struct Proxy {
+    server: ServerId,
+    request_timeout: Duration,
+    call_timeout: Duration,
+    upstream: watch::Receiver<Option<Arc<McpClient>>>,
+    engine: EngineHandle,
+    board: Arc<Board>,
+    next_call: AtomicU64,
+    hosts: Mutex<Vec<Weak<Host>>>,
+    routes: forward::Routes,
+    /// `requestState`s handed to 2026-07-28 hosts asked for input, and their tasks.
+    resumes: Mutex<std::collections::HashMap<String, crate::mcp::TaskId>>,
+    stdio_upstream: bool,
+    ledger: LedgerHandle,
+}
+
+/// A started proxy; [`Running::stop`] ends it.
+pub struct Running {
+    pub proxy: Arc<Proxy>,
+    engine: tokio::task::JoinHandle<()>,
+    helpers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// A JSON-RPC error object.
+pub(crate) fn rpc_error(code: i64, message: impl Into<String>) -> ErrorObject {
+    ErrorObject {
+        code,
+        message: message.into(),
+        data: None,
+    }
+}
+
+/// The connector that hands the engine the connection the proxy forwards through, and
+/// taps what the server sends unasked.
+fn sharing_connector(
+    current: watch::Sender<Option<Arc<McpClient>>>,
+    tap: mpsc::Sender<Incoming>,
+) -> Connector {
+    let current = Arc::new(current);
+    Connector(Arc::new(move |endpoint, options| {
+        let (current, tap) = (current.clone(), tap.clone());
+        Box::pin(async move {
+            let (client, pushes): Connection = McpClient::connect(endpoint, options).await?;
+            client.tap(tap);
+            current.send_replace(Some(client.clone()));
+            Ok((client, pushes))
+        })
+    }))
+}
+
+impl Proxy {
+    /// Start the engine on the upstream and the proxy's own helpers.
+    pub fn start(opts: ProxyOptions) -> Running {
+        let ProxyOptions {
+            mut upstream,
+            ledger,
+            engine,
+        } = opts;
+        let (current_tx, current_rx) = watch::channel(None);
+        let (tap_tx, tap_rx) = mpsc::channel(1024);
+        upstream.connector = Some(sharing_connector(current_tx, tap_tx));
+        let cfg = EngineConfig {
+            resume: false,
+            history: false,
+            adopt: false,
+            resolve: None,
+            ..engine
+        };
+        let server = upstream.id.clone();
+        let stdio_upstream = matches!(upstream.endpoint, crate::mcp::Endpoint::Stdio { .. });
+        let (request_timeout, call_timeout) = (
+            upstream.options.request_timeout,
+            upstream.options.call_timeout,
+        );
+        let (handle, events, join) = spawn_engine(vec![upstream], Some(ledger.clone()), cfg);
+        let board = Arc::new(Board::default());
+        let proxy = Arc::new(Proxy {
+            server,
+            request_timeout,
+            call_timeout,
+            upstream: current_rx,
+            engine: handle,
+            board: board.clone(),
+            next_call: AtomicU64::new(1),
+            hosts: Mutex::new(Vec::new()),
+            routes: forward::Routes::default(),
+            resumes: Mutex::new(std::collections::HashMap::new()),
+            stdio_upstream,
+            ledger,
+        });
+        let helpers = vec![
+            tokio::spawn(board::run(board, events)),
+            tokio::spawn(forward::from_upstream(Arc::downgrade(&proxy), tap_rx)),
+        ];
+        Running {
+            proxy,
+            engine: join,
+            helpers,
+        }
+    }
+
+    /// The upstream connection, waiting for it (within the request timeout).
+    pub(crate) async fn upstream(&self) -> Result<Arc<McpClient>, ErrorObject> {
+        let mut rx = self.upstream.clone();
+        let wait = tokio::time::timeout(self.request_timeout, rx.wait_for(Option::is_some)).await;
+        match wait {
+            Ok(Ok(c)) => c.clone().ok_or_else(|| self.unreachable()),
+            _ => Err(self.unreachable()),
+        }
+    }
+
+    fn unreachable(&self) -> ErrorObject {
+        let why = self
+            .board
+            .trouble()
+            .unwrap_or_else(|| "not connected".into());
+        rpc_error(
+            -32603,
+            format!(
+                "the upstream server {} is not reachable: {why}",
+                self.server
+            ),
+        )
+    }
+
+    fn call_id(&self) -> u64 {
+        self.next_call.fetch_add(1, Ordering::Relaxed)
+    }
+
+    async fn command(&self, cmd: EngineCommand) {
+        self.engine.send(cmd).await;
+    }
+
+    /// Answer input keys of a task through the engine (each key is sent once); the outcome
+    /// once acknowledged.
+    async fn answer(
+        &self,
+        task_id: &TaskId,
+        responses: std::collections::BTreeMap<String, Value>,
+    ) -> Result<(), Failure> {
+        let keys: Vec<String> = responses.keys().cloned().collect();
+        let mut acks = self.board.acks();
+        self.command(EngineCommand::Answer {
+            server: self.server.clone(),
+            task_id: task_id.clone(),
+            responses,
+        })
+        .await;
+        board::wait_ack(&mut acks, self.request_timeout, |a| match a {
+            Ack::Answer {
+                task_id: t,
+                keys: k,
+                result,
+            } if t == task_id && k.iter().any(|k| keys.contains(k)) => Some(result.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Cancel a task through the engine; the outcome once acknowledged.
+    async fn cancel(&self, task_id: &TaskId) -> Result<(), Failure> {
+        let mut acks = self.board.acks();
+        self.command(EngineCommand::Cancel {
+            server: self.server.clone(),
+            task_id: task_id.clone(),
+        })
+        .await;
+        board::wait_ack(&mut acks, self.request_timeout, |a| match a {
+            Ack::Cancel { task_id: t, result } if t == task_id => Some(result.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Serve a new host session.
+    fn host(&self, link: Option<host::Outbound>) -> Arc<Host> {
+        let host = Arc::new(Host::new(link));
+        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        hosts.retain(|h| h.strong_count() > 0);
+        hosts.push(Arc::downgrade(&host));
+        host
+    }
+
+    fn hosts(&self) -> Vec<Arc<Host>> {
+        let hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        hosts.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+impl Running {
+    /// Stop: the engine gives its leases up (a dashboard takes the tasks over); with a stdio
+    /// upstream, whose process ends with the proxy, unfinished tasks become tombstones.
+    pub async fn stop(self) {
+        let proxy = self.proxy;
+        proxy.command(EngineCommand::Shutdown).await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.engine).await;
+        if proxy.stdio_upstream {
+            proxy.end_stdio_tasks().await;
+        }
+        for h in self.helpers {
+            h.abort();
+        }
+    }
+}
+
+impl Proxy {
+    /// The tasks of a stdio upstream live in its process, which ends with the proxy:
+    /// record the unfinished ones as ended ("session lost").
+    async fn end_stdio_tasks(&self) {
+        let live = self.board.live();
+        if live.is_empty() {
+            return;
+        }
+        let server = self.server.clone();
+        let n = live.len();
+        let write = self.ledger.call(move |l| {
+            for id in &live {
+                l.mark_ended(&server, id, crate::ledger::Tombstone::SessionLost)?;
+            }
+            Ok(())
+        });
+        match write.await {
+            Ok(()) => tracing::info!("{n} unfinished task(s) ended with the stdio upstream"),
+            Err(e) => tracing::warn!("ledger: {e:#}"),
+        }
+    }
+}
+
+/// The `_meta` object of request params, if any.
+pub(crate) fn meta(params: &Value) -> Option<&serde_json::Map<String, Value>> {
+    params.get("_meta").and_then(Value::as_object)
+}
