@@ -227,6 +227,9 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         "tool",
         row.tool.as_deref().unwrap_or("(unknown)"),
     ));
+    if let Some(by) = &row.started_by {
+        out.push(DocLine::field("started by", by));
+    }
     out.push(DocLine::field("state", phase_text(row)));
     if let Some(m) = row.task.as_ref().and_then(|t| t.status_message.as_ref()) {
         out.push(DocLine::field("message", m));

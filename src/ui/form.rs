@@ -291,10 +291,19 @@ impl Widget for InputFormPopup<'_> {
         let title = format!("Input for {tool} {}", form.key.task_id.prefix());
         let inner = frame(rect, buf, &title, theme, focused);
         let width = inner.width as usize;
-        let mut lines: Vec<Line<'static>> = vec![Line::from(vec![
+        let mut asked = vec![
             Span::styled("Asked by server ", theme.dim),
             Span::styled(sanitize_line(form.key.server.as_str(), 40), theme.accent),
-        ])];
+        ];
+        if let Some(by) = state
+            .tasks
+            .get(&form.key)
+            .and_then(|r| r.started_by.as_deref())
+        {
+            asked.push(Span::styled(" for a call by ", theme.dim));
+            asked.push(Span::styled(sanitize_line(by, 40), theme.accent));
+        }
+        let mut lines: Vec<Line<'static>> = vec![Line::from(asked)];
         if state.read_only {
             lines.push(Line::styled("read-only: answers are disabled", theme.warn));
         }

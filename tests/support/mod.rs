@@ -286,6 +286,8 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
         }
     }
 }
+pub mod hosts;
 pub mod raw_http;
+pub mod relay;
 pub mod taskrail;
 pub mod tmux;
