@@ -53,7 +53,9 @@ fn a_hosts_blocking_call_is_answered_in_the_dashboard_inbox() {
     tmux.wait("the form", |s| s.contains("for a call by claude-code"));
     tmux.type_text("Grace");
     tmux.keys(&["Enter"]);
-    tmux.wait("an empty inbox", |s| s.contains("Inbox — 0 waiting for input"));
+    tmux.wait("an empty inbox", |s| {
+        s.contains("Inbox — 0 waiting for input")
+    });
     tmux.keys(&["Escape"]);
     tmux.wait("the inbox to close", |s| !s.contains("Inbox —"));
     let events = host.finish(LIMIT);

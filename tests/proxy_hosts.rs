@@ -363,6 +363,71 @@ fn ts_stdio_host_with_v1_tasks_against_a_legacy_server() {
     recorded(&tr, "simulate-research-query", "completed");
 }
 
+/// Resources, prompts, completion, ping and logging go through both ways, and the server's
+/// own sampling request reaches the host that declared sampling.
+fn the_whole_surface(via: Via<'_>, tr: &Taskrail) {
+    let events = Host::start(
+        tr,
+        Sdk::Ts,
+        via,
+        &[
+            "--surface",
+            "--sample",
+            "a haiku about tides",
+            "--call",
+            "trigger-sampling-request",
+            "--args",
+            r#"{"prompt":"tides"}"#,
+        ],
+    )
+    .finish(LIMIT);
+    assert!(events.iter().any(|e| e["event"] == "pong"), "{events:?}");
+    let res = event(&events, "resource");
+    assert!(
+        res["count"].as_u64().unwrap() > 0 && res["contents"] == 1,
+        "{res}"
+    );
+    let prompts = event(&events, "prompts");
+    assert!(
+        prompts["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "completable-prompt"),
+        "{prompts}"
+    );
+    assert_eq!(prompts["messages"], 1);
+    assert_eq!(event(&events, "completion")["values"][0], "Engineering");
+    assert!(
+        event(&events, "log")["level"].is_string(),
+        "a log message from the server reached the host: {events:?}"
+    );
+    assert!(
+        events.iter().any(|e| e["event"] == "sampling"),
+        "{events:?}"
+    );
+    assert!(
+        result(&events)["text"]
+            .as_str()
+            .unwrap()
+            .contains("a haiku about tides"),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn ts_stdio_host_reaches_the_whole_surface_of_a_legacy_server() {
+    let tr = user_with_server(everything());
+    the_whole_surface(Via::Stdio("up"), &tr);
+}
+
+#[test]
+fn ts_http_host_reaches_the_whole_surface_of_a_legacy_server() {
+    let tr = user_with_server(everything());
+    let (_proxy, url) = listen(&tr, "up");
+    the_whole_surface(Via::Url(&url), &tr);
+}
+
 #[test]
 fn help_says_what_the_proxy_does_and_listen_is_loopback_only() {
     let tr = Taskrail::new();

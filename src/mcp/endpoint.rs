@@ -81,6 +81,9 @@ pub struct ConnectOptions {
     pub max_message_bytes: usize,
     pub client_name: String,
     pub client_version: String,
+    /// The client capabilities a legacy `initialize` declares (`None`: form elicitation, what
+    /// taskrail itself answers); a proxy declares its host's.
+    pub capabilities: Option<serde_json::Value>,
 }
 
 impl Default for ConnectOptions {
@@ -95,6 +98,7 @@ impl Default for ConnectOptions {
             max_message_bytes: 16 * 1024 * 1024,
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
+            capabilities: None,
         }
     }
 }

@@ -240,6 +240,7 @@ impl Host {
                 let serving = self.inflight.begin(&id, out.clone());
                 let cancel = serving.token.clone();
                 let ctx = self.context(proxy.clone(), method, params, out.clone(), cancel);
+                proxy.host_declared(&ctx.caps);
                 tokio::spawn(async move {
                     // A host that goes away (its reply stream closed) is not served further;
                     // what the request started (a task) keeps running.
@@ -347,7 +348,12 @@ async fn serve(ctx: Ctx) -> Reply {
     match ctx.method.as_str() {
         "initialize" => Some(initialize(&ctx).await),
         "server/discover" => Some(discover(&ctx).await),
-        "ping" => Some(Ok(era::shape_result(json!({}), &ctx.era))),
+        "ping" => ping(&ctx).await,
+        // Push subscriptions would need the proxy to hold streams open for the host.
+        "subscriptions/listen" => Some(Err(rpc_error(
+            -32601,
+            "subscriptions/listen is not offered by this proxy: poll tasks/get",
+        ))),
         "tools/call" => super::call::tools_call(&ctx).await,
         "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" | "tasks/update" => {
             super::tasks::serve(&ctx).await
@@ -360,6 +366,18 @@ async fn initialize(ctx: &Ctx) -> Answer {
     let up = ctx.proxy.upstream().await?.info();
     let version = ctx.host.declared().version.unwrap_or_default();
     Ok(era::initialize_result(&up, &version))
+}
+
+/// `ping` reaches a 2025-era upstream; a 2026-07-28 one has no `ping`, so it is answered here.
+async fn ping(ctx: &Ctx) -> Reply {
+    let upstream = match ctx.proxy.upstream().await {
+        Ok(c) => c,
+        Err(e) => return Some(Err(e)),
+    };
+    if upstream.era() == crate::mcp::Era::Legacy {
+        return super::forward::request(ctx).await;
+    }
+    Some(Ok(era::shape_result(json!({}), &ctx.era)))
 }
 
 async fn discover(ctx: &Ctx) -> Answer {

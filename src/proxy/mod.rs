@@ -62,6 +62,8 @@ pub struct Proxy {
     next_call: AtomicU64,
     hosts: Mutex<Vec<Weak<Host>>>,
     routes: forward::Routes,
+    /// The first host's client capabilities (the upstream connects once they are known).
+    host_caps: watch::Sender<Option<Value>>,
     /// `requestState`s handed to 2026-07-28 hosts asked for input, and their tasks.
     resumes: Mutex<std::collections::HashMap<String, crate::mcp::TaskId>>,
     stdio_upstream: bool,
@@ -89,17 +91,63 @@ pub(crate) fn rpc_error(code: i64, message: impl Into<String>) -> ErrorObject {
 fn sharing_connector(
     current: watch::Sender<Option<Arc<McpClient>>>,
     tap: mpsc::Sender<Incoming>,
+    host_caps: watch::Receiver<Option<Value>>,
+    no_push: bool,
 ) -> Connector {
     let current = Arc::new(current);
-    Connector(Arc::new(move |endpoint, options| {
-        let (current, tap) = (current.clone(), tap.clone());
+    Connector(Arc::new(move |endpoint, mut options| {
+        let (current, tap, mut host_caps) = (current.clone(), tap.clone(), host_caps.clone());
         Box::pin(async move {
+            // A legacy session declares its client's capabilities once: the first host's.
+            let caps = host_caps
+                .wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|c| c.clone());
+            options.capabilities = caps.map(|c| upstream_capabilities(&c));
             let (client, pushes): Connection = McpClient::connect(endpoint, options).await?;
             client.tap(tap);
+            let info = client.info();
+            if info.era == crate::mcp::Era::Legacy && (!info.tasks || no_push) {
+                // The engine opens a legacy session's GET stream only for task pushes; the
+                // host still wants list changes and log messages from it.
+                tokio::spawn(read_session_stream(Arc::downgrade(&client)));
+            }
             current.send_replace(Some(client.clone()));
             Ok((client, pushes))
         })
     }))
+}
+
+/// What the proxy declares upstream for a host declaring `caps`: the host's sampling, roots
+/// and elicitation (it can answer them), form elicitation always (the dashboard answers a
+/// task's input), and no client-side tasks (requests for them are not routed back).
+fn upstream_capabilities(caps: &Value) -> Value {
+    let mut out = caps.as_object().cloned().unwrap_or_default();
+    out.remove("tasks");
+    out.remove("extensions");
+    let elicit = out
+        .entry("elicitation")
+        .or_insert_with(|| serde_json::json!({}));
+    if let Some(e) = elicit.as_object_mut() {
+        e.entry("form").or_insert_with(|| serde_json::json!({}));
+    }
+    Value::Object(out)
+}
+
+/// Feed a legacy session's GET stream to its client (and so to the tap) while it lasts.
+async fn read_session_stream(client: Weak<McpClient>) {
+    use futures::StreamExt;
+    let Some(mut stream) = client.upgrade().and_then(|c| c.open_legacy_stream().ok()) else {
+        return;
+    };
+    while let Some(item) = stream.next().await {
+        let Some(c) = client.upgrade() else { return };
+        match item {
+            Ok(msg) => c.dispatch(msg).await,
+            Err(e) => tracing::debug!("the session stream: {e}"),
+        }
+    }
 }
 
 impl Proxy {
@@ -112,7 +160,13 @@ impl Proxy {
         } = opts;
         let (current_tx, current_rx) = watch::channel(None);
         let (tap_tx, tap_rx) = mpsc::channel(1024);
-        upstream.connector = Some(sharing_connector(current_tx, tap_tx));
+        let (caps_tx, caps_rx) = watch::channel(None);
+        upstream.connector = Some(sharing_connector(
+            current_tx,
+            tap_tx,
+            caps_rx,
+            engine.no_push,
+        ));
         let cfg = EngineConfig {
             resume: false,
             history: false,
@@ -138,6 +192,7 @@ impl Proxy {
             next_call: AtomicU64::new(1),
             hosts: Mutex::new(Vec::new()),
             routes: forward::Routes::default(),
+            host_caps: caps_tx,
             resumes: Mutex::new(std::collections::HashMap::new()),
             stdio_upstream,
             ledger,
@@ -235,6 +290,17 @@ impl Proxy {
         host
     }
 
+    /// A host declared its capabilities (the first one decides the upstream session's).
+    fn host_declared(&self, caps: &Value) {
+        self.host_caps.send_if_modified(|c| {
+            if c.is_some() {
+                return false;
+            }
+            *c = Some(caps.clone());
+            true
+        });
+    }
+
     fn hosts(&self) -> Vec<Arc<Host>> {
         let hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         hosts.iter().filter_map(Weak::upgrade).collect()
@@ -283,4 +349,23 @@ impl Proxy {
 /// The `_meta` object of request params, if any.
 pub(crate) fn meta(params: &Value) -> Option<&serde_json::Map<String, Value>> {
     params.get("_meta").and_then(Value::as_object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn upstream_capabilities_follow_the_host() {
+        let caps = upstream_capabilities(&json!({
+            "sampling": {}, "roots": {"listChanged": true}, "tasks": {"requests": {}}
+        }));
+        assert!(caps["sampling"].is_object());
+        assert_eq!(caps["roots"]["listChanged"], true);
+        assert!(caps["elicitation"]["form"].is_object());
+        assert!(caps.get("tasks").is_none());
+        let bare = upstream_capabilities(&json!({}));
+        assert_eq!(bare, json!({"elicitation": {"form": {}}}));
+    }
 }

@@ -11,7 +11,10 @@
 //
 // --task runs the call as a 2025-11-25 task (params.task; the SDK then polls tasks/get and
 // blocks on tasks/result). Without --elicit the client declares no elicitation.
-// --cancel-after S aborts the call (the SDK sends notifications/cancelled).
+// --cancel-after S aborts the call (the SDK sends notifications/cancelled). --sample TEXT
+// declares sampling and answers every sampling request with TEXT. --surface exercises the
+// rest of the protocol against server-everything first: ping, resources, prompts,
+// completion, logging (a `log` event once a notifications/message arrives).
 "use strict";
 
 const path = require("path");
@@ -23,7 +26,12 @@ const req = createRequire(path.join(peers, "node", "package.json"));
 const { Client } = req("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = req("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = req("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { CallToolResultSchema, ElicitRequestSchema } = req("@modelcontextprotocol/sdk/types.js");
+const {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+} = req("@modelcontextprotocol/sdk/types.js");
 
 function emit(fields) {
   process.stdout.write(JSON.stringify(fields) + "\n");
@@ -45,6 +53,8 @@ function parseArgs(argv) {
     else if (a === "--task") out.task = true;
     else if (a === "--progress") out.progress = true;
     else if (a === "--list") out.list = true;
+    else if (a === "--sample") out.sample = next();
+    else if (a === "--surface") out.surface = true;
     else throw new Error(`unknown argument ${a}`);
   }
   return out;
@@ -54,10 +64,41 @@ function textOf(result) {
   return (result.content || []).filter((c) => c.type === "text").map((c) => c.text).join("");
 }
 
+async function surface(client, firstLog) {
+  await client.ping();
+  emit({ event: "pong" });
+  const resources = await client.listResources();
+  const uri = resources.resources[0].uri;
+  const read = await client.readResource({ uri });
+  emit({ event: "resource", count: resources.resources.length, uri, contents: read.contents.length });
+  const prompts = await client.listPrompts();
+  const prompt = await client.getPrompt({ name: "simple-prompt", arguments: {} });
+  emit({ event: "prompts", names: prompts.prompts.map((p) => p.name), messages: prompt.messages.length });
+  const done = await client.complete({
+    ref: { type: "ref/prompt", name: "completable-prompt" },
+    argument: { name: "department", value: "E" },
+  });
+  emit({ event: "completion", values: done.completion.values });
+  await client.setLoggingLevel("debug");
+  await client.callTool({ name: "toggle-simulated-logging", arguments: {} });
+  const log = await Promise.race([firstLog, new Promise((r) => setTimeout(() => r(null), 20000))]);
+  emit({ event: "log", level: log ? log.level : null });
+}
+
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   const capabilities = a.elicit !== undefined ? { elicitation: { form: {} } } : {};
+  if (a.sample !== undefined) capabilities.sampling = {};
   const client = new Client({ name: a.name, version: "1.0.0" }, { capabilities });
+  if (a.sample !== undefined) {
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      emit({ event: "sampling" });
+      return { model: "test-model", role: "assistant", content: { type: "text", text: a.sample } };
+    });
+  }
+  let logged;
+  const firstLog = new Promise((resolve) => (logged = resolve));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logged(n.params));
   if (a.elicit !== undefined) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       emit({ event: "elicitation", message: request.params.message });
@@ -74,6 +115,7 @@ async function main() {
     const tools = await client.listTools();
     emit({ event: "tools", names: tools.tools.map((t) => t.name) });
   }
+  if (a.surface) await surface(client, firstLog);
   if (!a.call) {
     await client.close();
     return;

@@ -92,9 +92,14 @@ impl McpClient {
 
     pub(super) async fn initialize(&self) -> Result<ServerInfo, McpError> {
         self.transport.set_protocol_version(None);
+        let capabilities = self
+            .opts
+            .capabilities
+            .clone()
+            .unwrap_or_else(|| json!({ "elicitation": { "form": {} } }));
         let params = json!({
             "protocolVersion": LEGACY_VERSION,
-            "capabilities": { "elicitation": { "form": {} } },
+            "capabilities": capabilities,
             "clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version }
         });
         let result = self
