@@ -429,6 +429,50 @@ fn ts_http_host_reaches_the_whole_surface_of_a_legacy_server() {
 }
 
 #[test]
+fn a_2025_06_18_host_gets_its_version_and_results_in_its_shape() {
+    let tr = user_with_server(fastmcp());
+    let mut proxy = tr.spawn(&["proxy", "up"]);
+    proxy.write_line(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old-host","version":"1"}}}"#,
+    );
+    let init: Value = serde_json::from_str(&proxy.wait_stdout(r#""id":1"#, LIMIT)).unwrap();
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert!(
+        init["result"]["capabilities"].get("tasks").is_none(),
+        "no tasks before 2025-11-25: {init}"
+    );
+    proxy.write_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    proxy.write_line(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"quick_add","arguments":{"a":1,"b":2}}}"#,
+    );
+    let plain: Value = serde_json::from_str(&proxy.wait_stdout(r#""id":2"#, LIMIT)).unwrap();
+    assert_eq!(plain["result"]["content"][0]["text"], "3");
+    assert!(
+        plain["result"].get("resultType").is_none(),
+        "2025-era results carry no resultType: {plain}"
+    );
+    proxy.write_line(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow_count","arguments":{"steps":1,"delay":0.1}}}"#,
+    );
+    let done: Value = serde_json::from_str(&proxy.wait_stdout(r#""id":3"#, LIMIT)).unwrap();
+    assert_eq!(
+        done["result"]["content"][0]["text"], "counted to 1",
+        "{done}"
+    );
+    proxy.write_line("this is not JSON");
+    let parse: Value = serde_json::from_str(&proxy.wait_stdout("-32700", LIMIT)).unwrap();
+    assert_eq!(parse["error"]["code"], -32700);
+    let run = proxy.finish(LIMIT);
+    assert_eq!(
+        run.code,
+        Some(0),
+        "the proxy stops when its input closes: {run:#?}"
+    );
+    let row = recorded(&tr, "slow_count", "completed");
+    assert_eq!(row["started_by"], "old-host");
+}
+
+#[test]
 fn help_says_what_the_proxy_does_and_listen_is_loopback_only() {
     let tr = Taskrail::new();
     let help = tr.run(&["proxy", "--help"], LIMIT);
