@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use taskrail::config::{Config, Desktop, Target};
+use taskrail::mcp::auth::{ClientAssertion, Grant};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config")
@@ -27,7 +28,7 @@ fn parse(path: &Path) -> Result<Config, String> {
 fn the_full_example_parses() {
     let c = parse(&fixtures().join("full.toml")).unwrap();
     let names: Vec<&str> = c.servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["demo", "prod", "local"]);
+    assert_eq!(names, ["demo", "prod", "hosted", "ci", "local"]);
     let demo = c.server("demo").unwrap();
     assert_eq!(demo.poll_floor, Some(Duration::from_millis(500)));
     assert!(!demo.read_only);
@@ -38,6 +39,20 @@ fn the_full_example_parses() {
             .contains(&("Authorization".into(), "Bearer tok-123".into()))
     );
     assert!(prod.headers.contains(&("X-Team".into(), "infra".into())));
+    let hosted = &c.server("hosted").unwrap().auth;
+    assert_eq!(hosted.client_id.as_deref(), Some("taskrail-cli"));
+    assert_eq!(
+        hosted.client_secret.as_ref().map(|s| s.expose()),
+        Some("tok-123")
+    );
+    assert_eq!(hosted.redirect_port, Some(33418));
+    assert!(hosted.client_metadata_url.is_some());
+    assert!(!format!("{:?}", c.server("hosted").unwrap()).contains("tok-123"));
+    let ci = &c.server("ci").unwrap().auth;
+    assert!(matches!(
+        &ci.grant,
+        Grant::ClientCredentials(ClientAssertion::Jwt { algorithm, .. }) if algorithm == "ES256"
+    ));
     assert_eq!(
         c.server("local").unwrap().target,
         Target::Command("python3 -m my_server --stdio".into())

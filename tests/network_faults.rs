@@ -87,12 +87,15 @@ fn a_trickling_reply_times_out() {
 
 #[test]
 fn unauthorized_is_clear_and_not_retried() {
-    for status in ["401 Unauthorized", "403 Forbidden"] {
+    // 401: nobody is signed in (the sign-in is `taskrail auth login`); 403: refused.
+    for (status, code, says) in [
+        ("401 Unauthorized", exit::SIGN_IN, "sign in required"),
+        ("403 Forbidden", exit::CONNECTION, "403"),
+    ] {
         let (url, count) = raw_server(16, status_reply(status, ""));
         let run = Taskrail::new().run(&["tools", "-s", &url], LIMIT);
-        assert_eq!(run.code, Some(exit::CONNECTION.into()), "{run:?}");
-        let code = &status[..3];
-        assert!(run.stderr.contains(code), "{status}: {}", run.stderr);
+        assert_eq!(run.code, Some(code.into()), "{run:?}");
+        assert!(run.stderr.contains(says), "{status}: {}", run.stderr);
         // The discover probe, and nothing after it: no legacy fallback, no retries.
         assert_eq!(count.load(Ordering::SeqCst), 1, "{status}: requests sent");
     }

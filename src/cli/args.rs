@@ -14,6 +14,8 @@ pub mod exit {
     pub const CANCELLED: u8 = 4;
     pub const UNKNOWN_TASK: u8 = 5;
     pub const CONNECTION: u8 = 6;
+    /// The server wants a signed-in user (`taskrail auth login SERVER`).
+    pub const SIGN_IN: u8 = 7;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -60,6 +62,16 @@ pub struct GlobalArgs {
     /// Seconds to wait for one ordinary request.
     #[arg(long, value_name = "SECS", default_value_t = 30, global = true)]
     pub timeout: u64,
+    /// Where sign-ins are kept: auto (the OS keyring when a Secret Service runs, else
+    /// tokens.json in the user's data dir), keyring, file, or a file path.
+    #[arg(
+        long,
+        value_name = "STORE",
+        env = "TASKRAIL_TOKEN_STORE",
+        default_value = "auto",
+        global = true
+    )]
+    pub token_store: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -139,6 +151,9 @@ pub enum Command {
         #[arg(long, value_name = "ADDR")]
         listen: Option<String>,
     },
+    /// Sign in to servers that want OAuth (see README, Signing in).
+    #[command(subcommand)]
+    Auth(AuthCommand),
     /// Run the embedded demo server alone (prints its URL on the first line).
     ServeDemo(crate::demo::DemoOptions),
     /// Open the dashboard on the embedded demo server.
@@ -148,7 +163,31 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Client entry point for the MCP conformance suite (`MCP_CONFORMANCE_SCENARIO`).
     #[command(hide = true)]
-    Conformance { server_url: String },
+    Conformance {
+        server_url: String,
+        /// The Client ID Metadata Document URL to offer servers that support them.
+        #[arg(long, value_name = "URL")]
+        client_metadata_url: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AuthCommand {
+    /// Sign in to SERVER (a configured name or a URL): the browser opens on its sign-in
+    /// page; paste the address it ends on when it cannot reach this machine.
+    Login {
+        server: String,
+        /// Print the URL instead of opening a browser.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget SERVER's sign-in (its tokens and registrations).
+    Logout { server: String },
+    /// Show the sign-ins of the configured servers and every --server.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Cli {

@@ -1,7 +1,11 @@
 //! `taskrail conformance <server-url>`: the client entry point the MCP conformance suite
 //! starts (`MCP_CONFORMANCE_SCENARIO` names the scenario). It connects, lists the tools,
 //! calls each with arguments made from its input schema, and accepts untracked
-//! elicitations with the schema's defaults filled in through the real form builder.
+//! elicitations with the schema's defaults filled in through the real form builder. Signing
+//! in is the real flow with two stand-ins: the token store lives in memory, and the
+//! "browser" is a GET of the authorization URL whose redirect is the response (the suite's
+//! authorization endpoint redirects at once). `MCP_CONFORMANCE_CONTEXT` may carry client
+//! credentials (a pre-registered client, or the client-credentials grant's secret or key).
 //!
 //! Owns: nothing the rest of the CLI uses. Must not print unsanitized server text.
 
@@ -10,6 +14,9 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 use super::{Context, exit, fail};
+use crate::mcp::auth::{
+    AuthSettings, Authorizer, ClientAssertion, DirectFetch, Grant, Secret, TokenStore,
+};
 use crate::mcp::{CallOutcome, ConnectOptions, Endpoint, Era, McpClient};
 use crate::sanitize::sanitize_line;
 use crate::state::form::Form;
@@ -18,7 +25,7 @@ use crate::state::form::Form;
 const MAX_CALLS: usize = 8;
 
 /// Run the scenario against `url`; exit 0 when every step succeeded.
-pub async fn run(ctx: &Context, url: &str) -> u8 {
+pub async fn run(ctx: &Context, url: &str, client_metadata_url: Option<String>) -> u8 {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     println!("scenario {}", sanitize_line(&scenario, 80));
     let endpoint = match Endpoint::parse(url) {
@@ -29,8 +36,18 @@ pub async fn run(ctx: &Context, url: &str) -> u8 {
         Ok(o) => o,
         Err(code) => return code,
     };
+    let settings = settings_from_context(&scenario, client_metadata_url);
+    let auth = match Authorizer::new(url, settings, TokenStore::memory(), &opts.client_name) {
+        Ok(a) => Arc::new(a),
+        Err(e) => return fail(&e.to_string(), exit::USAGE),
+    };
+    match auth.http() {
+        Ok(http) => auth.set_interaction(Some(DirectFetch::new(http.clone()))),
+        Err(e) => return fail(&e.to_string(), exit::CONNECTION),
+    }
     let opts = ConnectOptions {
         call_timeout: opts.request_timeout,
+        auth: Some(auth),
         ..opts
     };
     let (client, _pushes) = match McpClient::connect(endpoint, opts).await {
@@ -38,7 +55,7 @@ pub async fn run(ctx: &Context, url: &str) -> u8 {
         Err(e) => return fail(&format!("cannot connect: {e}"), exit::CONNECTION),
     };
     client.on_untracked_elicitation(Arc::new(accept_with_defaults));
-    let stream_task = legacy_stream(&client);
+    let stream_task = legacy_stream(&client).await;
     let info = client.info();
     println!(
         "connected: era {} protocol {}",
@@ -53,13 +70,47 @@ pub async fn run(ctx: &Context, url: &str) -> u8 {
     code
 }
 
+/// Sign-in settings from `MCP_CONFORMANCE_CONTEXT`: a private key means the
+/// client-credentials grant with a signed JWT, a secret in a client-credentials scenario
+/// that grant with the secret, any other client id a pre-registered client.
+fn settings_from_context(scenario: &str, client_metadata_url: Option<String>) -> AuthSettings {
+    let ctx: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or(Value::Null);
+    let text = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_string);
+    let client_id = text("client_id");
+    let secret = text("client_secret").map(Secret::new);
+    let grant = if let Some(pem) = text("private_key_pem") {
+        Grant::ClientCredentials(ClientAssertion::Jwt {
+            private_key_pem: Secret::new(pem),
+            algorithm: text("signing_algorithm").unwrap_or_else(|| "ES256".into()),
+        })
+    } else if let (true, Some(s)) = (scenario.contains("client-credentials"), secret.clone()) {
+        Grant::ClientCredentials(ClientAssertion::Secret(s))
+    } else {
+        Grant::AuthorizationCode
+    };
+    let client_secret = match grant {
+        Grant::AuthorizationCode => secret,
+        Grant::ClientCredentials(_) => None,
+    };
+    AuthSettings {
+        client_id,
+        client_secret,
+        client_metadata_url,
+        grant,
+        ..Default::default()
+    }
+}
+
 /// Legacy: read the session's GET stream (server requests not tied to a call arrive
 /// there) and dispatch every message, as the engine does.
-fn legacy_stream(client: &Arc<McpClient>) -> Option<tokio::task::JoinHandle<()>> {
+async fn legacy_stream(client: &Arc<McpClient>) -> Option<tokio::task::JoinHandle<()>> {
     if client.era() != Era::Legacy {
         return None;
     }
-    let mut stream = client.open_legacy_stream().ok()?;
+    let mut stream = client.open_legacy_stream().await.ok()?;
     let client = Arc::downgrade(client);
     Some(tokio::spawn(async move {
         while let Some(item) = stream.next().await {

@@ -23,6 +23,7 @@ pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8
         .map_err(|e| fail(&format!("server {}: {e}", s.name), exit::USAGE))?;
     let mut options = ctx.connect_options()?;
     options.headers.extend(s.headers.iter().cloned());
+    let options = ctx.with_auth(&endpoint, s.auth.clone(), options)?;
     let mut spec = ServerSpec::new(endpoint, options);
     spec.id = ServerId::named(&s.name);
     spec.read_only = ctx.read_only || s.read_only;

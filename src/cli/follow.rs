@@ -201,6 +201,21 @@ impl Follower {
                 }
                 eprintln!("{server}: {reason}");
             }
+            EngineEvent::SignInRequired { server, reason } => {
+                eprintln!(
+                    "error: {server}: sign in required: {}",
+                    sanitize_line(&reason, 300)
+                );
+                eprintln!(
+                    "sign in with: taskrail auth login {}",
+                    shell_quote(server.as_str())
+                );
+                return Some(exit::SIGN_IN);
+            }
+            EngineEvent::SignInStarted { .. }
+            | EngineEvent::SignInIgnored { .. }
+            | EngineEvent::SignedIn { .. }
+            | EngineEvent::SignInFailed { .. } => {}
             EngineEvent::Reconnecting {
                 server,
                 attempt,

@@ -39,6 +39,14 @@ async fn run_one(
     wait: Duration,
     judge: impl Fn(&EngineEvent) -> Option<Outcome>,
 ) -> Result<Outcome, u8> {
+    // Refused before the engine starts: nothing reaches a read-only server.
+    let what = match cmd {
+        EngineCommand::Answer { .. } => "answer",
+        _ => "cancel",
+    };
+    if let Some(refused) = spec.refuse(what) {
+        return Ok(Outcome::Failed(refused));
+    }
     let ledger = ctx.ledger().await?;
     let (engine, mut events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
     engine.send(cmd).await;

@@ -4,6 +4,7 @@
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
 mod args;
+mod auth;
 mod conformance;
 mod extras;
 mod follow;
@@ -14,7 +15,7 @@ mod output;
 mod proxy;
 mod servers;
 
-pub use args::{Cli, Command, GlobalArgs, exit};
+pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};
 
 use clap::Parser;
 use std::collections::BTreeMap;
@@ -34,31 +35,75 @@ pub(crate) fn fail(msg: &str, code: u8) -> u8 {
     code
 }
 
+/// Report a failed connection; "sign in required" gets its own exit code and advice.
+pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> u8 {
+    if let crate::mcp::McpError::SignInRequired(_) = e {
+        let code = fail(&format!("{server}: {e}"), exit::SIGN_IN);
+        eprintln!(
+            "sign in with: taskrail auth login {}",
+            shlex::try_quote(server.as_str()).unwrap_or_default()
+        );
+        return code;
+    }
+    fail(
+        &format!("cannot connect to {server}: {e}"),
+        exit::CONNECTION,
+    )
+}
+
 /// What every subcommand needs: options, the ledger (opened on first use), the server.
 pub struct Context {
     pub global: GlobalArgs,
     pub servers: Vec<String>,
     pub read_only: bool,
     pub config: crate::config::Config,
+    /// Where sign-ins are kept (opened on first use).
+    pub tokens: crate::mcp::auth::TokenStore,
     ledger: OnceCell<LedgerHandle>,
 }
 
 impl Context {
-    pub fn new(cli: &Cli) -> Self {
+    pub fn new(cli: &Cli) -> Result<Self, u8> {
+        crate::mcp::auth::StoreChoice::parse(&cli.global.token_store)
+            .map_err(|e| fail(&format!("--token-store: {e}"), exit::USAGE))?;
         let mut ctx = Self::bare(cli.global.clone(), cli.global.read_only);
         ctx.servers = cli.servers.clone();
-        ctx
+        Ok(ctx)
     }
 
     /// A context with these options, no `--server` and the default config.
     pub fn bare(global: GlobalArgs, read_only: bool) -> Self {
+        let choice = crate::mcp::auth::StoreChoice::parse(&global.token_store)
+            .unwrap_or(crate::mcp::auth::StoreChoice::Auto);
         Self {
             global,
             servers: Vec::new(),
             read_only,
             config: crate::config::Config::defaults(),
+            tokens: crate::mcp::auth::TokenStore::new(choice),
             ledger: OnceCell::new(),
         }
+    }
+
+    /// Attach OAuth sign-in to an HTTP server's options (stdio servers take credentials
+    /// from their environment).
+    pub fn with_auth(
+        &self,
+        endpoint: &Endpoint,
+        settings: crate::mcp::auth::AuthSettings,
+        mut options: ConnectOptions,
+    ) -> Result<ConnectOptions, u8> {
+        if let Endpoint::Http { url } = endpoint {
+            let auth = crate::mcp::auth::Authorizer::new(
+                url,
+                settings,
+                self.tokens.clone(),
+                &options.client_name,
+            )
+            .map_err(|e| fail(&e.to_string(), exit::USAGE))?;
+            options.auth = Some(Arc::new(auth));
+        }
+        Ok(options)
     }
 
     pub fn connect_options(&self) -> Result<ConnectOptions, u8> {
@@ -91,12 +136,7 @@ impl Context {
         let spec = self.single()?;
         let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
-            .map_err(|e| {
-                fail(
-                    &format!("cannot connect to {}: {e}", spec.id),
-                    exit::CONNECTION,
-                )
-            })?;
+            .map_err(|e| connect_failure(&spec.id, &e))?;
         Ok((spec, client))
     }
 
@@ -187,8 +227,12 @@ fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::W
         .open(&path)
         .ok()?;
     let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
         .unwrap_or_else(|_| "info".into());
+    // its debug lines carry the authorization URL (with the sign-in's state)
+    if let Ok(d) = "webbrowser=info".parse() {
+        filter = filter.add_directive(d);
+    }
     tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)
@@ -221,7 +265,10 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> u8 {
-    let mut ctx = Context::new(&cli);
+    let mut ctx = match Context::new(&cli) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     match &cli.command {
         Some(Command::Completions { shell }) => return extras::completions(*shell),
         Some(Command::Man) => return extras::man(),
@@ -247,13 +294,17 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
         Some(Command::Export { task_id, output }) => extras::export(&ctx, &task_id, output).await,
         Some(Command::Completions { .. } | Command::Man) => exit::COMPLETED,
+        Some(Command::Auth(cmd)) => auth::run(&ctx, cmd).await,
         Some(Command::ServeDemo(opts)) => match crate::demo::run_serve_demo(opts).await {
             Ok(()) => exit::COMPLETED,
             Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
         },
         Some(Command::Demo) => board(&ctx, true).await,
         Some(Command::Bench(args)) => crate::bench::run(args).await,
-        Some(Command::Conformance { server_url }) => conformance::run(&ctx, &server_url).await,
+        Some(Command::Conformance {
+            server_url,
+            client_metadata_url,
+        }) => conformance::run(&ctx, &server_url, client_metadata_url).await,
         Some(Command::Proxy { server, listen }) => {
             proxy::run(&ctx, &server, listen.as_deref()).await
         }
@@ -284,6 +335,10 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
              or use the dashboard",
             exit::USAGE,
         );
+    }
+    // Refused before the engine starts: nothing reaches a read-only server.
+    if let Some(refused) = spec.refuse("call") {
+        return fail(refused.text(), exit::USAGE);
     }
     let ledger = match ctx.ledger().await {
         Ok(l) => l,

@@ -33,7 +33,8 @@ impl Context {
         if let Some(configured) = self.configured_by_address(&endpoint) {
             return super::extras::configured_spec(self, configured);
         }
-        let mut spec = ServerSpec::new(endpoint, self.connect_options()?);
+        let options = self.with_auth(&endpoint, Default::default(), self.connect_options()?)?;
+        let mut spec = ServerSpec::new(endpoint, options);
         spec.read_only = self.read_only;
         Ok(spec)
     }
@@ -73,6 +74,7 @@ impl Context {
             config: self.config.clone(),
             global: self.global.clone(),
             read_only: self.read_only,
+            tokens: self.tokens.clone(),
         };
         let cache = std::sync::Mutex::new(specs);
         Resolver(std::sync::Arc::new(move |id: &ServerId| {
@@ -99,12 +101,14 @@ struct ResolverContext {
     config: crate::config::Config,
     global: super::GlobalArgs,
     read_only: bool,
+    tokens: crate::mcp::auth::TokenStore,
 }
 
 impl ResolverContext {
     fn context(&self) -> Context {
         let mut ctx = Context::bare(self.global.clone(), self.read_only);
         ctx.config = self.config.clone();
+        ctx.tokens = self.tokens.clone();
         ctx
     }
 }

@@ -1,9 +1,10 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
 //! (`${ENV}` expanded), per-server `read_only` and poll floor, notifications, mouse,
-//! keymap overrides and a theme. Invalid files give an error naming the line, never a
-//! panic. Owns parsing and validation only: header values are secrets and never appear
+//! keymap overrides, a theme, and per-server sign-in settings (`[server.auth]`). Invalid
+//! files give an error naming the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
+mod auth;
 mod raw;
 #[cfg(test)]
 mod tests;
@@ -74,6 +75,8 @@ pub struct ServerConfig {
     pub headers: Vec<(String, String)>,
     pub read_only: bool,
     pub poll_floor: Option<Duration>,
+    /// Sign-in settings (its `Debug` hides secrets).
+    pub auth: crate::mcp::auth::AuthSettings,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -88,6 +91,7 @@ impl std::fmt::Debug for ServerConfig {
             )
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
+            .field("auth", &self.auth)
             .finish()
     }
 }

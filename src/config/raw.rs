@@ -36,6 +36,7 @@ struct RawServer {
     #[serde(default)]
     read_only: bool,
     poll_floor_ms: Option<Spanned<u64>>,
+    auth: Option<Spanned<super::auth::RawAuth>>,
 }
 
 #[derive(Deserialize)]
@@ -68,7 +69,7 @@ pub(super) fn parse(
     })?;
     let mut config = Config::defaults();
     for s in &raw.server {
-        let server = server(text, s, env)?;
+        let server = server(text, s, env, base)?;
         if config.servers.iter().any(|o| o.name == server.name) {
             return Err(format!(
                 "line {}: a server named {:?} is already configured",
@@ -113,6 +114,7 @@ fn server(
     text: &str,
     s: &Spanned<RawServer>,
     env: &dyn Fn(&str) -> Option<String>,
+    base: &Path,
 ) -> Result<ServerConfig, String> {
     let line = at(text, s);
     let r = s.get_ref();
@@ -194,12 +196,24 @@ fn server(
         Some(ms) => Some(Duration::from_millis(*ms.get_ref())),
         None => None,
     };
+    let auth = match &r.auth {
+        Some(a) if matches!(&target, Target::Command(_)) => {
+            return Err(format!(
+                "line {}: [server.auth] applies to url servers only (server {name:?} is a command: \
+                 give it credentials in its environment)",
+                at(text, a)
+            ));
+        }
+        Some(a) => super::auth::settings(text, a.get_ref(), env, base)?,
+        None => Default::default(),
+    };
     Ok(ServerConfig {
         name,
         target,
         headers,
         read_only: r.read_only,
         poll_floor,
+        auth,
     })
 }
 

@@ -85,6 +85,11 @@ pub enum EngineCommand {
     },
     /// Fetch `tools/list`.
     ListTools { server: ServerId },
+    /// Sign in to the server now (the browser opens; `SignInStarted` tells the URL).
+    SignIn { server: ServerId },
+    /// The redirect URL the browser ended on, pasted by the user (when the browser could
+    /// not reach taskrail's loopback listener, e.g. over SSH).
+    SignInRedirect { server: ServerId, url: String },
     /// Close every connection and stop.
     Shutdown,
 }
@@ -202,9 +207,15 @@ pub enum EngineEvent {
         server_name: Option<String>,
     },
     /// Push went on or off (e.g. the server answered `subscriptions/listen` with `-32601`).
-    PushChanged { server: ServerId, push: bool },
+    PushChanged {
+        server: ServerId,
+        push: bool,
+    },
     /// The server is failing; tasks keep their last state and are retried.
-    ServerDegraded { server: ServerId, reason: String },
+    ServerDegraded {
+        server: ServerId,
+        reason: String,
+    },
     /// A connection or stream is being re-established after `retry_in`.
     Reconnecting {
         server: ServerId,
@@ -213,7 +224,10 @@ pub enum EngineEvent {
     },
     /// A task is being followed: sent once per task before any network traffic, with
     /// what the ledger knows (tasks carry no tool name on the wire, so it comes from here).
-    TaskKnown { server: ServerId, task: KnownTask },
+    TaskKnown {
+        server: ServerId,
+        task: KnownTask,
+    },
     /// A new snapshot (already checked: never older than what was reported before,
     /// never after a terminal one), with the input keys still waiting for an answer.
     TaskUpdated {
@@ -231,7 +245,10 @@ pub enum EngineEvent {
         why: Tombstone,
     },
     /// An id given to follow is unknown to its server: nothing was recorded.
-    TaskNotFound { server: ServerId, task_id: TaskId },
+    TaskNotFound {
+        server: ServerId,
+        task_id: TaskId,
+    },
     /// A new input request (reported once per key; answered keys never again).
     InputRequested {
         server: ServerId,
@@ -302,7 +319,34 @@ pub enum EngineEvent {
         text: String,
     },
     /// `tools/list` failed (or could not be sent): whoever waits for the tools stops.
-    ToolsListFailed { server: ServerId, error: String },
+    ToolsListFailed {
+        server: ServerId,
+        error: String,
+    },
+    /// The server wants a signed-in user (no sign-in, or it lapsed); nothing else helps.
+    SignInRequired {
+        server: ServerId,
+        reason: String,
+    },
+    /// A sign-in began: the user opens `url` (the browser was started when `browser`).
+    SignInStarted {
+        server: ServerId,
+        url: String,
+        browser: bool,
+    },
+    /// A redirect was ignored during a sign-in (not the answer to it).
+    SignInIgnored {
+        server: ServerId,
+        reason: String,
+    },
+    /// Signed in; the server is being (re)connected.
+    SignedIn {
+        server: ServerId,
+    },
+    SignInFailed {
+        server: ServerId,
+        error: String,
+    },
     /// The server broke a rule of the tasks protocol (a hint for its authors).
     ServerMisbehaved {
         server: ServerId,

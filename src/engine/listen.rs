@@ -238,7 +238,7 @@ pub async fn run_listen(
 /// Legacy: read the session GET stream and hand every message to the client's dispatcher
 /// (task status notifications and input requests come back as `ServerPush`es).
 pub async fn run_legacy_stream(client: Arc<McpClient>, out: mpsc::Sender<ListenMsg>) {
-    let mut stream = match client.open_legacy_stream() {
+    let mut stream = match client.open_legacy_stream().await {
         Ok(s) => s,
         Err(e) => {
             let _ = out.send(ListenMsg::Unavailable(e.to_string())).await;

@@ -71,6 +71,13 @@ impl ServerSpec {
             connector: None,
         }
     }
+
+    /// The one read-only rule: `what` (call, answer, cancel) is refused on a read-only
+    /// server, before anything is sent to it.
+    pub fn refuse(&self, what: &str) -> Option<Failure> {
+        self.read_only
+            .then(|| Failure::Refused(format!("{what} refused: {} is read-only", self.id)))
+    }
 }
 
 /// Turns a server id found in the ledger into a spec the engine can connect to (`None`:

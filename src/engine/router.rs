@@ -160,6 +160,8 @@ impl Router {
             | EngineCommand::Cancel { server, .. }
             | EngineCommand::Forget { server, .. }
             | EngineCommand::Refresh { server, .. }
+            | EngineCommand::SignIn { server }
+            | EngineCommand::SignInRedirect { server, .. }
             | EngineCommand::ListTools { server } => server.clone(),
             EngineCommand::Shutdown => return,
         };

@@ -36,7 +36,8 @@ impl Default for Owner {
 }
 
 /// Whether the process behind an owner token may still be running: false only when its pid
-/// is certainly gone (Linux `/proc`); elsewhere the lease's expiry decides.
+/// is certainly gone or has exited (Linux `/proc`: no such process, or a zombie whose exit
+/// status waits for its parent); elsewhere the lease's expiry decides.
 pub fn owner_alive(owner: &str) -> bool {
     let Some(pid) = owner.split(':').next().and_then(|p| p.parse::<u32>().ok()) else {
         return true;
@@ -45,7 +46,20 @@ pub fn owner_alive(owner: &str) -> bool {
     if !proc_dir.join("self").exists() {
         return true;
     }
-    proc_dir.join(pid.to_string()).exists()
+    let dir = proc_dir.join(pid.to_string());
+    if !dir.exists() {
+        return false;
+    }
+    match std::fs::read_to_string(dir.join("stat")) {
+        // `pid (comm) state …`: the state follows the last `)`.
+        Ok(stat) => !matches!(
+            stat.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next()),
+            Some("Z" | "X")
+        ),
+        Err(_) => true,
+    }
 }
 
 fn until(ttl: Duration) -> i64 {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Ledger, NewTask, OutboxKind, Owner, Tombstone};
+use super::{Ledger, NewTask, OutboxKind, Owner, Tombstone, owner_alive};
 use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
 
@@ -154,6 +154,31 @@ fn a_dead_process_lease_is_free_at_once() {
             .len(),
         1
     );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_process_not_yet_reaped_holds_no_lease() {
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let owner = format!("{}:deadbeef0000", child.id());
+    assert!(owner_alive(&owner), "a running process");
+    child.kill().unwrap();
+    // Not waited for: a zombie until reaped, its /proc entry still there.
+    let stat = format!("/proc/{}/stat", child.id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") Z")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child became a zombie"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!owner_alive(&owner), "a zombie has exited");
+    child.wait().unwrap();
+    assert!(!owner_alive(&owner), "a reaped process is gone");
 }
 
 #[test]

@@ -84,6 +84,8 @@ pub struct ConnectOptions {
     /// The client capabilities a legacy `initialize` declares (`None`: form elicitation, what
     /// taskrail itself answers); a proxy declares its host's.
     pub capabilities: Option<serde_json::Value>,
+    /// OAuth sign-in for HTTP servers (none: only the static headers).
+    pub auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
 
 impl Default for ConnectOptions {
@@ -99,6 +101,7 @@ impl Default for ConnectOptions {
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
             capabilities: None,
+            auth: None,
         }
     }
 }

@@ -57,6 +57,12 @@ pub enum McpError {
     /// The operation is not possible on this server or era.
     #[error("{0}")]
     Unsupported(String),
+    /// The server wants a signed-in user and none is (or the sign-in lapsed).
+    #[error("sign in required: {0}")]
+    SignInRequired(String),
+    /// Signing in failed for good (a refused check, a declined authorization, …).
+    #[error("sign-in failed: {0}")]
+    Auth(String),
     /// A legacy server no longer knows our session (HTTP 404 with `Mcp-Session-Id`): the
     /// session's tasks are gone with it.
     #[error("the server dropped the session")]
@@ -141,7 +147,9 @@ impl McpError {
 /// What a user should do about an HTTP status that retrying will not cure.
 fn status_hint(status: u16) -> &'static str {
     match status {
-        401 => " unauthorized: the server wants credentials (pass them with --header)",
+        401 => {
+            " unauthorized: the server wants credentials (sign in with `taskrail auth login`, or pass --header)"
+        }
         403 => " forbidden: these credentials may not use this server",
         _ => "",
     }

@@ -26,6 +26,9 @@ const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// How many times one request's cut reply stream is resumed before giving up.
 const MAX_RESUMES: usize = 3;
 
+/// Authorization rounds (renewal, sign-in, step-up) one request may go through.
+const MAX_AUTH_ROUNDS: usize = 3;
+
 /// The routing headers of one POST: `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Routing<'a> {
@@ -52,6 +55,7 @@ pub struct HttpTransport {
     protocol_version: RwLock<Option<String>>,
     inbound: mpsc::Sender<Incoming>,
     max_bytes: usize,
+    auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
 
 /// Install the process-wide rustls crypto provider (idempotent).
@@ -85,6 +89,13 @@ impl HttpTransport {
         }
         let client = builder.build().map_err(McpError::transport)?;
         let mut extra = HeaderMap::new();
+        // A static Authorization header (`--header`) replaces OAuth sign-in.
+        let auth = opts.auth.clone().filter(|_| {
+            !opts
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+        });
         for (name, value) in &opts.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| McpError::Unsupported(format!("invalid header name {name:?}")))?;
@@ -104,7 +115,66 @@ impl HttpTransport {
             protocol_version: RwLock::new(None),
             inbound,
             max_bytes: opts.max_message_bytes,
+            auth,
         })
+    }
+
+    /// The bearer header for the next request, when signed in.
+    async fn bearer(&self) -> Result<Option<String>, McpError> {
+        match &self.auth {
+            Some(a) => a.bearer().await,
+            None => Ok(None),
+        }
+    }
+
+    fn authorization(token: &str) -> Option<HeaderValue> {
+        let mut v = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+        v.set_sensitive(true);
+        Some(v)
+    }
+
+    /// Send a request built by `build` (called again for each retry), with the bearer
+    /// token; a 401, or a 403 for `insufficient_scope`, goes to the authorizer, and the
+    /// request is sent again when it cured it.
+    async fn send_authorized(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, McpError> {
+        let mut rounds = 0;
+        loop {
+            let token = self.bearer().await?;
+            let mut rb = build();
+            if let Some(v) = token.as_deref().and_then(Self::authorization) {
+                rb = rb.header(header::AUTHORIZATION, v);
+            }
+            let resp = rb.send().await.map_err(describe_reqwest_error)?;
+            let Some(auth) = &self.auth else {
+                return Ok(resp);
+            };
+            let status = resp.status().as_u16();
+            if rounds >= MAX_AUTH_ROUNDS || !(status == 401 || status == 403) {
+                return Ok(resp);
+            }
+            let challenge = super::auth::Challenge::parse(
+                resp.headers()
+                    .get_all(header::WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok()),
+            );
+            match (status, challenge) {
+                (401, c) => {
+                    tracing::debug!("401: asking the authorizer");
+                    rounds += 1;
+                    auth.unauthorized(token.as_deref(), c).await?;
+                }
+                (_, Some(c)) if c.is_insufficient_scope() => {
+                    tracing::debug!("403 insufficient_scope: stepping up");
+                    rounds += 1;
+                    auth.forbidden(c).await?;
+                }
+                _ => return Ok(resp),
+            }
+        }
     }
 
     pub fn set_session(&self, id: Option<String>) {
@@ -173,15 +243,17 @@ impl HttpTransport {
                 h.insert(n, v);
             }
         }
-        let bytes = serde_json::to_vec(body).map_err(|e| McpError::decode(e.to_string()))?;
+        let bytes = bytes::Bytes::from(
+            serde_json::to_vec(body).map_err(|e| McpError::decode(e.to_string()))?,
+        );
         let resp = self
-            .client
-            .post(self.url.clone())
-            .headers(h)
-            .body(bytes)
-            .send()
-            .await
-            .map_err(describe_reqwest_error)?;
+            .send_authorized(|| {
+                self.client
+                    .post(self.url.clone())
+                    .headers(h.clone())
+                    .body(bytes.clone())
+            })
+            .await?;
         if self.session().is_none()
             && let Some(sid) = resp
                 .headers()
@@ -259,12 +331,8 @@ impl HttpTransport {
         if let Ok(v) = HeaderValue::from_str(last_event_id) {
             h.insert("last-event-id", v);
         }
-        self.client
-            .get(self.url.clone())
-            .headers(h)
-            .send()
+        self.send_authorized(|| self.client.get(self.url.clone()).headers(h.clone()))
             .await
-            .map_err(describe_reqwest_error)
     }
 
     /// POST a notification or a response to a server request (answered `202 Accepted`).
@@ -345,7 +413,8 @@ impl HttpTransport {
 
     /// Legacy: open the session's GET stream (server-initiated notifications and requests).
     /// Reconnects with backoff and `Last-Event-ID` (eventsource-client); ends on 404/405.
-    pub fn open_get_stream(&self) -> Result<MessageStream, McpError> {
+    pub async fn open_get_stream(&self) -> Result<MessageStream, McpError> {
+        let token = self.bearer().await?;
         use es::Client as _;
         use eventsource_client as es;
         let mut b = es::ClientBuilder::for_url(self.url.as_str())
@@ -358,7 +427,11 @@ impl HttpTransport {
                     .delay_max(Duration::from_secs(15))
                     .build(),
             );
-        for (name, value) in self.common_headers().iter() {
+        let mut headers = self.common_headers();
+        if let Some(v) = token.as_deref().and_then(Self::authorization) {
+            headers.insert(header::AUTHORIZATION, v);
+        }
+        for (name, value) in headers.iter() {
             if let Ok(v) = value.to_str() {
                 b = b
                     .header(name.as_str(), v)
@@ -404,10 +477,18 @@ impl HttpTransport {
         if self.session().is_none() {
             return;
         }
+        let mut headers = self.common_headers();
+        if let Ok(Some(v)) = self
+            .bearer()
+            .await
+            .map(|t| t.as_deref().and_then(Self::authorization))
+        {
+            headers.insert(header::AUTHORIZATION, v);
+        }
         let _ = self
             .client
             .delete(self.url.clone())
-            .headers(self.common_headers())
+            .headers(headers)
             .timeout(Duration::from_secs(2))
             .send()
             .await;
@@ -497,11 +578,16 @@ fn is_tls_failure(e: &reqwest::Error) -> bool {
 
 /// Turn reqwest's error into a message a user can act on.
 fn describe_reqwest_error(e: reqwest::Error) -> McpError {
+    McpError::Transport(describe_error(&e))
+}
+
+/// reqwest's error in words: what failed, its innermost cause, and the redacted URL.
+pub(crate) fn describe_error(e: &reqwest::Error) -> String {
     use std::error::Error as _;
-    let chain = error_chain(&e);
+    let chain = error_chain(e);
     let mut msg = if chain.iter().any(|s| s.starts_with("dns error")) {
         "cannot resolve the host name".to_string()
-    } else if is_tls_failure(&e)
+    } else if is_tls_failure(e)
         || chain.iter().any(|s| {
             let s = s.to_ascii_lowercase();
             s.contains("tls") || s.contains("certificate")
@@ -528,7 +614,7 @@ fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     if let Some(url) = e.url() {
         msg.push_str(&format!(" ({})", super::endpoint::redact_url(url.as_str())));
     }
-    McpError::Transport(msg)
+    msg
 }
 
 /// eventsource-client's transport trait over reqwest: one pool, one TLS stack.

@@ -3,6 +3,7 @@
 //!
 //! Must not import ratatui or crossterm: the engine, the CLI and the dashboard share it.
 
+pub mod auth;
 pub mod client;
 pub mod endpoint;
 pub mod error;

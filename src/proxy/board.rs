@@ -56,6 +56,8 @@ pub struct Board {
     acks: broadcast::Sender<Ack>,
     /// Why the upstream is unreachable, while it is.
     trouble: watch::Sender<Option<String>>,
+    /// Set while the upstream wants a signed-in user: what to tell a host (no wait helps).
+    sign_in: watch::Sender<Option<String>>,
 }
 
 impl Default for Board {
@@ -65,6 +67,7 @@ impl Default for Board {
             calls: Mutex::new(HashMap::new()),
             acks: broadcast::channel(256).0,
             trouble: watch::channel(None).0,
+            sign_in: watch::channel(None).0,
         }
     }
 }
@@ -116,6 +119,11 @@ impl Board {
     /// Why the upstream cannot be reached, if it cannot.
     pub fn trouble(&self) -> Option<String> {
         self.trouble.borrow().clone()
+    }
+
+    /// Whether (and why) the upstream wants a sign-in, from now on.
+    pub fn sign_in(&self) -> watch::Receiver<Option<String>> {
+        self.sign_in.subscribe()
     }
 
     fn update(&self, task_id: &TaskId, f: impl FnOnce(&mut TaskView)) {
@@ -202,6 +210,18 @@ impl Board {
             }
             EngineEvent::ServerConnected { .. } => {
                 self.trouble.send_replace(None);
+                self.sign_in.send_replace(None);
+            }
+            EngineEvent::SignInRequired { server, reason } => {
+                let why = format!(
+                    "the upstream server {server} wants a signed-in user ({}); sign in with: \
+                     taskrail auth login {}",
+                    crate::sanitize::sanitize_line(&reason, 300),
+                    shlex::try_quote(server.as_str()).unwrap_or_default()
+                );
+                tracing::warn!("{why}");
+                self.trouble.send_replace(Some(why.clone()));
+                self.sign_in.send_replace(Some(why));
             }
             EngineEvent::ServerDegraded { reason, .. } => {
                 self.trouble

@@ -138,9 +138,11 @@ fn upstream_capabilities(caps: &Value) -> Value {
 /// Feed a legacy session's GET stream to its client (and so to the tap) while it lasts.
 async fn read_session_stream(client: Weak<McpClient>) {
     use futures::StreamExt;
-    let Some(mut stream) = client.upgrade().and_then(|c| c.open_legacy_stream().ok()) else {
+    let Some(c) = client.upgrade() else { return };
+    let Ok(mut stream) = c.open_legacy_stream().await else {
         return;
     };
+    drop(c);
     while let Some(item) = stream.next().await {
         let Some(c) = client.upgrade() else { return };
         match item {
@@ -209,16 +211,27 @@ impl Proxy {
     }
 
     /// The upstream connection, waiting for it (within the request timeout).
+    /// A sign-in the upstream wants ends the wait at once: no retry can cure it.
     pub(crate) async fn upstream(&self) -> Result<Arc<McpClient>, ErrorObject> {
         let mut rx = self.upstream.clone();
-        let wait = tokio::time::timeout(self.request_timeout, rx.wait_for(Option::is_some)).await;
-        match wait {
-            Ok(Ok(c)) => c.clone().ok_or_else(|| self.unreachable()),
+        let mut sign_in = self.board.sign_in();
+        let connected = async {
+            tokio::select! {
+                biased;
+                c = rx.wait_for(Option::is_some) => c.ok().and_then(|c| c.clone()),
+                _ = sign_in.wait_for(Option::is_some) => None,
+            }
+        };
+        match tokio::time::timeout(self.request_timeout, connected).await {
+            Ok(Some(c)) => Ok(c),
             _ => Err(self.unreachable()),
         }
     }
 
     fn unreachable(&self) -> ErrorObject {
+        if let Some(why) = self.board.sign_in().borrow().clone() {
+            return rpc_error(-32603, why);
+        }
         let why = self
             .board
             .trouble()

@@ -23,6 +23,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("export", "[FILE]  write the task's timeline as JSONL"),
     ("theme", "NAME  switch the colour theme"),
     ("inbox", "  every pending input request"),
+    ("login", "[SERVER]  sign in to a server that asks for it"),
+    (
+        "redirect",
+        "URL  the address the browser ended on, for a running sign-in",
+    ),
     ("hints", "  conformance hints of the servers"),
     ("help", "  the key bindings"),
     ("quit", "  leave taskrail"),
@@ -40,6 +45,8 @@ pub enum Command {
     Hints,
     Help,
     Quit,
+    SignIn(Option<ServerId>),
+    Redirect(String),
 }
 
 /// The open command line.
@@ -125,6 +132,11 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             Command::Theme(arg.to_string())
         }
         "inbox" => Command::Inbox,
+        "login" => Command::SignIn(server_arg(arg, state)?),
+        "redirect" if arg.is_empty() => {
+            return Err("paste the address the browser ended on: redirect URL".into());
+        }
+        "redirect" => Command::Redirect(arg.to_string()),
         "hints" => Command::Hints,
         "help" => Command::Help,
         _ => Command::Quit,
@@ -150,6 +162,11 @@ pub fn complete(line: &str, state: &State) -> Vec<String> {
     let options: Vec<String> = match name {
         "server" => std::iter::once("all".to_string())
             .chain(state.servers.iter().map(|s| s.id.as_str().to_string()))
+            .collect(),
+        "login" => state
+            .servers
+            .iter()
+            .map(|s| s.id.as_str().to_string())
             .collect(),
         "sort" => match arg.split_once(' ') {
             Some((col, _)) => vec![format!("{col} asc"), format!("{col} desc")],
@@ -301,6 +318,8 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
             fx.push(Effect::SetTheme(name));
         }
         Command::Inbox => inbox::open(state),
+        Command::SignIn(server) => super::signin::sign_in(state, server, now, fx),
+        Command::Redirect(url) => super::signin::pasted(state, url, now, fx),
         Command::Hints => hints::open(state),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => fx.push(Effect::Quit),

@@ -71,6 +71,7 @@ actions! {
     CommandCancel = "command_cancel",
     Complete = "complete",
     Hints = "hints",
+    SignIn = "sign_in",
 }
 
 impl fmt::Display for Action {

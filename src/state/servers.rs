@@ -28,6 +28,8 @@ pub struct ServerState {
     pub errors_total: u64,
     /// Conformance problems the server showed, one record per kind.
     pub hints: Vec<HintRecord>,
+    /// Where its sign-in stands (none: nothing to do).
+    pub sign_in: Option<super::SignInState>,
 }
 
 impl ServerState {
@@ -42,6 +44,7 @@ impl ServerState {
             requests_total: 0,
             errors_total: 0,
             hints: Vec::new(),
+            sign_in: None,
         }
     }
 }

@@ -15,6 +15,7 @@ mod inbox;
 mod line_edit;
 mod mouse;
 mod new_task;
+mod signin;
 
 use chrono::{TimeZone, Utc};
 use serde_json::json;

@@ -10,7 +10,7 @@ use super::modal::{ConfirmOp, Modal};
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
     alerts, board, cancel, command, detail, forms, hints, inbox, mouse, new_task, notices, rows,
-    servers,
+    servers, signin,
 };
 use crate::engine::{EngineCommand, EngineEvent};
 
@@ -126,6 +126,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         | Action::SortNext
         | Action::SortReverse => board::on_action(state, action),
         Action::DismissNotice => notices::dismiss(state, now),
+        Action::SignIn => signin::sign_in(state, None, now, fx),
         Action::NextField | Action::PrevField => {
             forms::move_focus(state, action == Action::NextField)
         }
@@ -277,5 +278,10 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             level,
             text,
         } => notices::engine_notice(state, server, level, text, now),
+        EngineEvent::SignInRequired { .. }
+        | EngineEvent::SignInStarted { .. }
+        | EngineEvent::SignInIgnored { .. }
+        | EngineEvent::SignedIn { .. }
+        | EngineEvent::SignInFailed { .. } => signin::on_event(state, &event, now),
     }
 }

@@ -57,13 +57,16 @@ impl Widget for Header<'_> {
                     .render(Rect::new(area.x, y, area.width, 1), buf);
                 break;
             }
-            let (dot, health, hstyle) = match &s.health {
-                Health::Connecting => ("○", "connecting".to_string(), theme.dim),
-                Health::Connected => ("●", "connected".to_string(), theme.healthy),
-                Health::Degraded(r) => ("●", format!("degraded: {r}"), theme.degraded),
-                Health::Reconnecting { attempt } => {
-                    ("◌", format!("reconnecting (#{attempt})"), theme.degraded)
-                }
+            let (dot, health, hstyle) = match super::signin::badge(state, s, theme) {
+                Some(badge) => badge,
+                None => match &s.health {
+                    Health::Connecting => ("○", "connecting".to_string(), theme.dim),
+                    Health::Connected => ("●", "connected".to_string(), theme.healthy),
+                    Health::Degraded(r) => ("●", format!("degraded: {r}"), theme.degraded),
+                    Health::Reconnecting { attempt } => {
+                        ("◌", format!("reconnecting (#{attempt})"), theme.degraded)
+                    }
+                },
             };
             let era = s.era.map(|e| e.as_str()).unwrap_or("?");
             let mode = if s.era.is_none() {

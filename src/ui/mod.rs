@@ -9,6 +9,7 @@ pub mod header;
 pub mod help;
 pub mod inbox;
 pub mod popup;
+pub mod signin;
 pub mod table;
 pub mod text;
 pub mod theme;

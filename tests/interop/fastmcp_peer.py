@@ -5,6 +5,9 @@ Speaks MCP 2026-07-28 with the SEP-2663 tasks extension (in-memory backend).
     python fastmcp_peer.py             # Streamable HTTP on 127.0.0.1, ephemeral port
     python fastmcp_peer.py --port 0    # same; a non-zero port pins it
     python fastmcp_peer.py --stdio     # stdio transport, nothing else on stdout
+    python fastmcp_peer.py --oauth     # HTTP, protected by FastMCP's own in-memory OAuth
+                                       # authorization server (dynamic registration,
+                                       # PKCE, rotating refresh tokens)
 
 In HTTP mode exactly one line goes to stdout, once the server answers HTTP:
     READY http://127.0.0.1:PORT/mcp
@@ -167,12 +170,26 @@ async def _exit_with_parent() -> None:
             os._exit(0)
 
 
-async def _serve_http(port: int) -> None:
+def _protect(port: int) -> None:
+    """Put FastMCP's in-memory OAuth provider in front of the server (it is its own
+    authorization server, on the same origin)."""
+    from fastmcp.server.auth.auth import ClientRegistrationOptions
+    from fastmcp.server.auth.providers.in_memory import InMemoryOAuthProvider
+
+    mcp.auth = InMemoryOAuthProvider(
+        base_url=f"http://127.0.0.1:{port}",
+        client_registration_options=ClientRegistrationOptions(enabled=True),
+    )
+
+
+async def _serve_http(port: int, oauth: bool = False) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
     port = sock.getsockname()[1]
+    if oauth:
+        _protect(port)
     server = asyncio.create_task(
         mcp.run_http_async(
             show_banner=False,
@@ -203,12 +220,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout")
     parser.add_argument("--port", type=int, default=0, help="HTTP port on 127.0.0.1 (0 = ephemeral)")
+    parser.add_argument("--oauth", action="store_true", help="require OAuth sign-in (in-memory provider)")
     args = parser.parse_args()
     if args.stdio:
         mcp.run(transport="stdio", show_banner=False)
     else:
         try:
-            asyncio.run(_serve_http(args.port))
+            asyncio.run(_serve_http(args.port, args.oauth))
         except KeyboardInterrupt:
             pass
 

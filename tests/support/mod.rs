@@ -160,6 +160,12 @@ pub fn fastmcp_stdio_command() -> Vec<String> {
 /// Starts `@modelcontextprotocol/server-everything` (legacy `2025-11-25`, tasks-v1, with a
 /// GET SSE stream) over Streamable HTTP, forced onto 127.0.0.1.
 pub fn everything_http() -> Peer {
+    everything_http_on(0)
+}
+
+/// [`everything_http`] on a given port (0: an ephemeral one), e.g. to restart the server
+/// where its clients expect it.
+pub fn everything_http_on(port: u16) -> Peer {
     let entry = peers_dir()
         .join("node")
         .join("node_modules")
@@ -170,8 +176,34 @@ pub fn everything_http() -> Peer {
     require_installed(&entry, "server-everything (npm)");
     let mut cmd = Command::new("node");
     cmd.arg(interop_dir().join("everything.cjs"))
+        .arg("--port")
+        .arg(port.to_string())
         .env("TASKRAIL_PEERS_DIR", peers_dir());
     start("everything", cmd)
+}
+
+/// Starts the FastMCP peer protected by FastMCP's in-memory OAuth provider (its own
+/// authorization server on the same origin; dynamic registration, rotating refresh tokens).
+pub fn fastmcp_oauth_http() -> Peer {
+    let mut cmd = Command::new(peers_python());
+    cmd.arg(fastmcp_script())
+        .args(["--port", "0", "--oauth"])
+        .env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    start("fastmcp-oauth", cmd)
+}
+
+/// Starts the TypeScript SDK's OAuth example (`simpleStreamableHttp.js --oauth`, with its
+/// own authorization server on a second port) forced onto 127.0.0.1; its URL uses
+/// `localhost`, the name the example gives itself.
+pub fn sdk_oauth_http() -> Peer {
+    let entry = peers_dir()
+        .join("node/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
+    require_installed(&entry, "@modelcontextprotocol/sdk (npm)");
+    let mut cmd = Command::new("node");
+    cmd.arg(interop_dir().join("sdk_oauth.cjs"))
+        .env("TASKRAIL_PEERS_DIR", peers_dir());
+    start("sdk-oauth", cmd)
 }
 
 /// Starts the tower-mcp peer (modern `2026-07-28`, tasks-v2 with `subscriptions/listen`

@@ -37,7 +37,7 @@ impl Run {
     }
 }
 
-/// One isolated taskrail "user": its own ledger file and log.
+/// One isolated taskrail "user": its own ledger file, log and token store.
 pub struct Taskrail {
     dir: tempfile::TempDir,
     /// Extra environment for every command (e.g. a token a header refers to).
@@ -59,9 +59,30 @@ impl Taskrail {
     }
 
     /// Set `key=value` in the environment of every command this user runs.
-    pub fn with_env(mut self, key: &str, value: &str) -> Self {
-        self.env.push((key.to_string(), value.to_string()));
+    pub fn with_env(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.env.push((key.to_string(), value.into()));
         self
+    }
+
+    /// Use `tests/interop/fake_browser.py` as the browser (it follows the authorization
+    /// URL's redirects, approving at once, and counts its visits).
+    pub fn with_fake_browser(self) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/fake_browser.py");
+        let log = self.dir.path().join("browser-visits.log");
+        self.with_env("BROWSER", script.display().to_string())
+            .with_env("FAKE_BROWSER_LOG", log.display().to_string())
+    }
+
+    /// The variables set with `with_env`.
+    pub fn extra_env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// How often the fake browser was opened.
+    pub fn browser_visits(&self) -> usize {
+        std::fs::read_to_string(self.dir.path().join("browser-visits.log"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
     }
 
     pub fn db(&self) -> PathBuf {
@@ -70,6 +91,11 @@ impl Taskrail {
 
     pub fn log(&self) -> PathBuf {
         self.dir.path().join("taskrail.log")
+    }
+
+    /// This user's token store (a file: tests never touch the OS keyring).
+    pub fn tokens(&self) -> PathBuf {
+        self.dir.path().join("tokens.json")
     }
 
     pub fn dir(&self) -> &Path {
@@ -89,6 +115,7 @@ impl Taskrail {
         cmd.env("TASKRAIL_DB", self.db())
             .env("TASKRAIL_LOG", self.log())
             .env("TASKRAIL_LOG_LEVEL", "debug")
+            .env("TASKRAIL_TOKEN_STORE", self.tokens())
             .env_remove("HTTP_PROXY")
             .env_remove("http_proxy")
             .env_remove("ALL_PROXY")
@@ -141,6 +168,32 @@ impl Taskrail {
             what: args.join(" "),
         }
     }
+}
+
+impl Taskrail {
+    /// Every task in the ledger (`ls --all --json`), newest first.
+    pub fn records(&self) -> Vec<serde_json::Value> {
+        let run = self.run(&["ls", "--all", "--json"], Duration::from_secs(60));
+        assert_eq!(run.code, Some(0), "ls --all --json: {run:#?}");
+        run.json_lines()
+    }
+
+    /// The ledger record of one task, if any.
+    pub fn record(&self, task_id: &str) -> Option<serde_json::Value> {
+        self.records()
+            .into_iter()
+            .find(|r| r["task_id"].as_str() == Some(task_id))
+    }
+}
+
+/// Send `signal` (`STOP`, `CONT`, `KILL`, …) to process `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
 }
 
 /// A taskrail process still running.
@@ -232,8 +285,21 @@ impl Running {
         }
     }
 
+    /// The OS process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL, as a crash would.
     pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Running {
+    /// A test that fails midway leaves no process behind (stopped ones included).
+    fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

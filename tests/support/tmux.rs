@@ -147,18 +147,29 @@ impl Tmux {
 
     /// Start the dashboard from the shell in the pane with `args`, on `tr`'s ledger.
     pub fn start_dashboard(&self, tr: &Taskrail, args: &str) {
+        self.launch_dashboard(tr, args);
+        self.wait("the dashboard header", |s| {
+            s.contains(" taskrail ") && s.contains("connected")
+        });
+    }
+
+    /// Start the dashboard (like `start_dashboard`) without waiting for a connection.
+    pub fn launch_dashboard(&self, tr: &Taskrail, args: &str) {
         *self.log.borrow_mut() = Some(tr.log());
+        let extra: String = tr
+            .extra_env()
+            .iter()
+            .map(|(k, v)| format!("{k}={} ", quote(Path::new(v))))
+            .collect();
         let line = format!(
-            "TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_LOG_LEVEL=debug {} {args}; echo {EXITED}$?",
+            "TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_TOKEN_STORE={} TASKRAIL_LOG_LEVEL=debug {extra}{} {args}; echo {EXITED}$?",
             quote(&tr.db()),
             quote(&tr.log()),
+            quote(&tr.tokens()),
             quote(Path::new(bin())),
         );
         self.type_text(&line);
         self.keys(&["Enter"]);
-        self.wait("the dashboard header", |s| {
-            s.contains(" taskrail ") && s.contains("connected")
-        });
     }
 
     /// Quit with `q` and wait for the shell to report a clean exit.

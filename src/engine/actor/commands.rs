@@ -30,6 +30,15 @@ impl ServerActor {
     }
 
     pub(super) async fn on_command(&mut self, cmd: EngineCommand) {
+        // A read-only server refuses a call before it is connected to.
+        if let EngineCommand::CallTool { call_id, tool, .. } = &cmd
+            && let Some(f) = self.refuse_read_only("call").await
+        {
+            let result = CallResult::Refused {
+                reason: f.text().to_string(),
+            };
+            return self.call_done(*call_id, tool.clone(), result).await;
+        }
         let needs_connection = matches!(
             cmd,
             EngineCommand::CallTool { .. }
@@ -43,6 +52,8 @@ impl ServerActor {
             return;
         }
         match cmd {
+            EngineCommand::SignIn { .. } => return self.start_sign_in().await,
+            EngineCommand::SignInRedirect { url, .. } => return self.pasted_redirect(url).await,
             EngineCommand::Track { task_id, .. } => self.track(task_id).await,
             EngineCommand::CallTool {
                 call_id,
@@ -51,12 +62,6 @@ impl ServerActor {
                 parent_task,
                 ..
             } => {
-                if let Some(f) = self.refuse_read_only("call").await {
-                    let result = CallResult::Refused {
-                        reason: f.text().to_string(),
-                    };
-                    return self.call_done(call_id, tool, result).await;
-                }
                 let Some(client) = self.client.clone() else {
                     let message = "not connected".to_string();
                     return self

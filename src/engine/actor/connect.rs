@@ -18,14 +18,14 @@ impl ServerActor {
         let options = self.spec.options.clone();
         let connector = self.spec.connector.clone();
         let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
+        self.connect_task = Some(tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             let result = match connector {
                 Some(c) => (c.0)(endpoint, options).await,
                 None => McpClient::connect(endpoint, options).await,
             };
             let _ = tx.send(Internal::Connected(result)).await;
-        });
+        }));
     }
 
     pub(super) async fn on_connected(&mut self, result: Connected) {
@@ -67,6 +67,7 @@ impl ServerActor {
                     Box::pin(self.on_command(cmd)).await;
                 }
             }
+            Err(McpError::SignInRequired(reason)) => self.sign_in_required(reason).await,
             Err(e) => {
                 self.connect_attempt += 1;
                 let retry_in = backoff(

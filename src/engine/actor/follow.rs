@@ -164,6 +164,39 @@ impl ServerActor {
         }
     }
 
+    /// Owned tasks whose lease another live process holds now (ours lapsed while this
+    /// process could not renew it, e.g. stopped): stop polling them and mirror instead.
+    pub(super) async fn drop_lost_leases(&mut self) {
+        let owned = self.owned_ids();
+        if owned.is_empty() || self.ledger.is_none() {
+            return;
+        }
+        let (server, owner) = (self.id(), self.owner.clone());
+        let lost = self
+            .ledger(move |l| {
+                let mut lost = Vec::new();
+                for id in owned {
+                    if l.follower(&server, &id, &owner)?.is_some() {
+                        lost.push(id);
+                    }
+                }
+                Ok(lost)
+            })
+            .await
+            .unwrap_or_default();
+        if lost.is_empty() {
+            return;
+        }
+        tracing::debug!(server = %self.spec.id, n = lost.len(), "another process took these tasks over");
+        for id in lost {
+            if let Some(t) = self.tasks.get_mut(&id) {
+                t.owned = false;
+            }
+            self.schedule.remove(&id);
+        }
+        self.update_listen_ids();
+    }
+
     /// `Track`: follow a task by id. One the ledger knows is adopted; an unknown one is
     /// followed provisionally, and recorded only once its server confirms it.
     pub(super) async fn track(&mut self, task_id: TaskId) {

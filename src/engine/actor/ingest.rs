@@ -266,7 +266,7 @@ impl ServerActor {
                 attempt,
                 retry_in,
             } => {
-                tracing::info!(server = %self.spec.id, "push stream lost: {error}");
+                tracing::info!(server = %self.spec.id, "push stream lost: {}", self.mask_ids(&error));
                 self.subscribed.clear();
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
@@ -293,7 +293,7 @@ impl ServerActor {
                 .await;
             }
             ListenMsg::Unavailable(why) => {
-                tracing::info!(server = %self.spec.id, "no push: {why}");
+                tracing::info!(server = %self.spec.id, "no push: {}", self.mask_ids(&why));
                 for t in self.tasks.values_mut() {
                     t.pushed = false;
                 }

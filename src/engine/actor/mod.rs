@@ -35,6 +35,7 @@ mod follow;
 mod ingest;
 mod outbox;
 mod polling;
+mod signin;
 
 type Connected = Result<super::Connection, McpError>;
 
@@ -84,6 +85,7 @@ pub(super) enum Internal {
     },
     Tools(Result<Vec<ToolInfo>, McpError>),
     Listen(ListenMsg),
+    SignedIn(Result<(), String>),
     /// A push from a rejoined legacy session.
     SessionPush(ServerPush),
 }
@@ -131,6 +133,8 @@ pub(super) struct ServerActor {
     /// Calls, answers, cancels and tool listings waiting for the first connection.
     queued: Vec<EngineCommand>,
     conformance: Conformance,
+    connect_task: Option<JoinHandle<()>>,
+    sign_in: signin::SignIn,
     /// Requests we left for the follower of a task.
     awaited: HashMap<i64, Awaited>,
     /// Outbox requests we are carrying out (each once).
@@ -191,6 +195,8 @@ impl ServerActor {
             stats: RequestStats::default(),
             queued: Vec::new(),
             conformance: Conformance::default(),
+            connect_task: None,
+            sign_in: signin::SignIn::default(),
             awaited: HashMap::new(),
             serving: HashSet::new(),
             ticks: 0,
@@ -322,6 +328,10 @@ impl ServerActor {
                 c.detach().await;
             }
         }
+        // Rejoined sessions live on for their tasks; what we held open in them is let go.
+        for (_, c) in std::mem::take(&mut self.sessions) {
+            c.detach().await;
+        }
     }
 
     fn followed_ids(&self) -> BTreeSet<TaskId> {
@@ -359,14 +369,20 @@ impl ServerActor {
         });
     }
 
+    /// `text` with every followed task's full id replaced by its short form (server error
+    /// texts echo ids; logs and notices must not carry them).
+    fn mask_ids(&self, text: &str) -> String {
+        self.tasks
+            .keys()
+            .fold(text.to_string(), |t, id| id.mask(&t))
+    }
+
     /// The one read-only check every mutating path goes through.
     async fn refuse_read_only(&self, what: &str) -> Option<Failure> {
-        if !self.spec.read_only {
-            return None;
-        }
-        let why = format!("{what} refused: {} is read-only", self.spec.id);
-        self.notice(NoticeLevel::Warn, why.clone()).await;
-        Some(Failure::Refused(why))
+        let refused = self.spec.refuse(what)?;
+        self.notice(NoticeLevel::Warn, refused.text().to_string())
+            .await;
+        Some(refused)
     }
 
     async fn on_internal(&mut self, msg: Internal) {
@@ -430,6 +446,7 @@ impl ServerActor {
                 .await
             }
             Internal::Listen(m) => self.on_listen(m).await,
+            Internal::SignedIn(r) => self.on_signed_in(r).await,
             Internal::SessionPush(p) => self.on_push(p).await,
         }
     }
@@ -442,6 +459,11 @@ impl ServerActor {
         self.expire_awaited().await;
         self.take_over_lapsed().await;
         self.ticks = self.ticks.wrapping_add(1);
+        // As often as leases are renewed: a lease lost meanwhile is found within one period.
+        let renew_ticks = (self.cfg.lease_ttl.as_secs() / 3).max(1);
+        if self.ticks.is_multiple_of(renew_ticks) {
+            self.drop_lost_leases().await;
+        }
         if self.ticks.is_multiple_of(QUIET_FLUSH_TICKS) {
             let quiet: Vec<TaskId> = self
                 .tasks

@@ -207,6 +207,12 @@ impl ServerActor {
             delay = delay.max(Duration::from_secs(60));
             self.backoff_until = Some(Instant::now() + Duration::from_secs(60));
         }
+        if let McpError::SignInRequired(reason) = &e {
+            // The sign-in lapsed while connected: wait for the user, no retry storm.
+            delay = delay.max(Duration::from_secs(60));
+            self.backoff_until = Some(Instant::now() + Duration::from_secs(60));
+            self.sign_in_lapsed(reason.clone()).await;
+        }
         if matches!(e, McpError::Transport(_)) {
             self.transport_failures += 1;
         }
@@ -214,7 +220,7 @@ impl ServerActor {
             self.degraded = true;
             self.emit(EngineEvent::ServerDegraded {
                 server: self.id(),
-                reason: e.to_string(),
+                reason: task_id.mask(&e.to_string()),
             })
             .await;
         }

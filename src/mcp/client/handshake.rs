@@ -75,6 +75,7 @@ impl McpClient {
                 self.initialize().await
             }
             Err(e) if e.is_modern_signal() => Err(e),
+            Err(e @ (McpError::SignInRequired(_) | McpError::Auth(_))) => Err(e),
             Err(
                 e @ McpError::Http {
                     status: 401 | 403, ..

@@ -23,6 +23,7 @@ use super::transport::Transport;
 use super::types::*;
 
 mod handshake;
+mod held;
 mod inbound;
 mod passthrough;
 
@@ -40,6 +41,8 @@ pub struct McpClient {
     untracked_elicitation: Mutex<Option<ElicitationHandler>>,
     /// Where unasked server messages go raw (see [`McpClient::tap`]).
     tap: Mutex<Option<mpsc::Sender<Incoming>>>,
+    /// Requests the server holds open (sent without a timeout): cancelled on `detach`.
+    held: held::Held,
 }
 
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
@@ -84,7 +87,7 @@ impl McpClient {
     /// Connect and detect the era. Returns the client and the channel of server pushes
     /// (task notifications on any stream, legacy input requests, progress).
     pub async fn connect(endpoint: Endpoint, opts: ConnectOptions) -> Result<Connection, McpError> {
-        let (client, push_rx) = Self::open(endpoint, opts)?;
+        let (client, push_rx) = Self::open(endpoint, opts, 1)?;
         let info = client.detect().await?;
         *client.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
         Ok((client, push_rx))
@@ -103,7 +106,10 @@ impl McpClient {
                 "only an HTTP session can be rejoined".into(),
             ));
         }
-        let (client, push_rx) = Self::open(endpoint, opts)?;
+        // Request ids are unique within a session, which earlier connections (of this or
+        // another process, maybe still running) used too: start far from theirs.
+        let first_id = 1 + (uuid::Uuid::new_v4().as_u128() >> 80) as i64;
+        let (client, push_rx) = Self::open(endpoint, opts, first_id)?;
         client.transport.set_session_id(session.session_id.clone());
         client
             .transport
@@ -145,7 +151,11 @@ impl McpClient {
             .insert(task_id, key, id, request.clone());
     }
 
-    fn open(endpoint: Endpoint, opts: ConnectOptions) -> Result<Connection, McpError> {
+    fn open(
+        endpoint: Endpoint,
+        opts: ConnectOptions,
+        first_id: i64,
+    ) -> Result<Connection, McpError> {
         let (inbound_tx, mut inbound_rx) = mpsc::channel::<Incoming>(1024);
         let (push_tx, push_rx) = mpsc::channel::<ServerPush>(1024);
         let transport = Transport::open(&endpoint, &opts, inbound_tx)?;
@@ -153,7 +163,7 @@ impl McpClient {
             transport,
             endpoint,
             opts,
-            next_id: AtomicI64::new(1),
+            next_id: AtomicI64::new(first_id),
             info: Mutex::new(None),
             tools: Mutex::new(HashMap::new()),
             pending_inputs: PendingInputs::default(),
@@ -161,6 +171,7 @@ impl McpClient {
             push_tx,
             untracked_elicitation: Mutex::new(None),
             tap: Mutex::new(None),
+            held: held::Held::default(),
         });
         let weak: Weak<McpClient> = Arc::downgrade(&client);
         tokio::spawn(async move {
@@ -235,6 +246,11 @@ impl McpClient {
         timeout: Option<Duration>,
     ) -> Result<Value, McpError> {
         let id = self.id();
+        // Without a timeout the server holds the request until it has an answer.
+        let _held = match timeout {
+            None => Some(self.held.hold(&id)?),
+            Some(_) => None,
+        };
         let msg = jsonrpc::request(&id, method, self.with_meta(params, era));
         let fut = self.transport.request(&id, &msg, routing);
         let reply = match timeout {
@@ -586,9 +602,9 @@ impl McpClient {
     }
 
     /// Legacy: the session's GET stream; feed each message to [`McpClient::dispatch`].
-    pub fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
+    pub async fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
         match &self.transport {
-            Transport::Http(h) if self.era() == Era::Legacy => h.open_get_stream(),
+            Transport::Http(h) if self.era() == Era::Legacy => h.open_get_stream().await,
             _ => Err(McpError::Unsupported(
                 "no GET stream on this connection".into(),
             )),
@@ -601,10 +617,13 @@ impl McpClient {
     }
 
     /// Let go of the connection but leave a legacy session alive: servers may cancel a
-    /// session's unfinished tasks when it ends, and those tasks must keep running.
+    /// session's unfinished tasks when it ends, and those tasks must keep running. The
+    /// requests the server holds for us (`tasks/result`) are cancelled, so the next client
+    /// of the session gets the task's messages.
     pub async fn detach(&self) {
-        if let Transport::Stdio(s) = &self.transport {
-            s.shutdown().await;
+        match &self.transport {
+            Transport::Stdio(s) => s.shutdown().await,
+            Transport::Http(_) => self.cancel_held().await,
         }
     }
 }
