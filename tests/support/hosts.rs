@@ -246,7 +246,7 @@ pub fn user_with_server(url: &str) -> Taskrail {
         format!("[[server]]\nname = \"up\"\nurl = \"{url}\"\n"),
     )
     .expect("write config");
-    tr.with_env("TASKRAIL_CONFIG", &cfg.display().to_string())
+    tr.with_env("TASKRAIL_CONFIG", cfg.display().to_string())
 }
 
 /// Like [`user_with_server`] for a stdio server (`command` run by the proxy).
@@ -264,5 +264,5 @@ pub fn user_with_stdio_server(argv: &[String]) -> Taskrail {
         format!("[[server]]\nname = \"up\"\ncommand = \"{toml_command}\"\n"),
     )
     .expect("write config");
-    tr.with_env("TASKRAIL_CONFIG", &cfg.display().to_string())
+    tr.with_env("TASKRAIL_CONFIG", cfg.display().to_string())
 }
