@@ -52,6 +52,8 @@ pub struct DashboardSettings {
     pub theme: String,
     pub notify: NotifyConfig,
     pub mouse: bool,
+    /// What each server is offered beyond forms and links (sampling, roots).
+    pub input: std::collections::HashMap<ServerId, crate::state::ServerInput>,
 }
 
 impl Default for DashboardSettings {
@@ -62,6 +64,7 @@ impl Default for DashboardSettings {
             theme: "dark".into(),
             notify: NotifyConfig::default(),
             mouse: true,
+            input: Default::default(),
         }
     }
 }
@@ -93,10 +96,52 @@ pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
     out
 }
 
+/// Run an effect that reaches outside taskrail, on the person's keypress: the browser,
+/// the clipboard (OSC 52 written to `terminal`), a sampling command. What it comes to
+/// arrives later as a message (a future to poll); other effects are ignored.
+pub(crate) fn run_outside(effect: Effect, terminal: &mut dyn std::io::Write) -> Option<Load> {
+    match effect {
+        Effect::OpenBrowser(url) => match crate::launch::open_browser(&url) {
+            Ok(()) => None,
+            Err(e) => Some(Box::pin(async move { Msg::BrowserFailed(e) })),
+        },
+        Effect::Copy(text) => {
+            let _ = terminal
+                .write_all(&crate::launch::osc52(&text))
+                .and_then(|()| terminal.flush());
+            None
+        }
+        Effect::RunSampling {
+            target,
+            input_key,
+            command,
+            timeout,
+            input,
+        } => Some(Box::pin(async move {
+            let result = crate::launch::run_sampling(&command, timeout, &input).await;
+            Msg::SamplingFinished {
+                target,
+                input_key,
+                result,
+            }
+        })),
+        _ => None,
+    }
+}
+
+/// Write bytes straight to the terminal (bell, OSC sequences).
+fn write_terminal(bytes: &[u8]) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout();
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
 /// Everything the dashboard needs from the rest of the program.
 pub struct DashboardContext {
-    /// Shown in the header from the start.
+    /// Shown in the header from the start, in this order.
     pub servers: Vec<ServerId>,
+    /// Servers shown as disabled (the configuration cannot be used), with why.
+    pub disabled: Vec<(ServerId, String)>,
     pub commands: mpsc::Sender<EngineCommand>,
     pub events: mpsc::Receiver<EngineEvent>,
     pub timeline: Arc<dyn TimelineSource>,
@@ -115,8 +160,35 @@ impl Drop for RestoreGuard {
         if self.mouse {
             let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
         }
-        ratatui::restore();
+        // Best effort and silent: after a hangup there is no terminal to restore or to
+        // print a complaint to.
+        let _ = ratatui::try_restore();
     }
+}
+
+/// Resolves when the process is asked to end (SIGTERM, SIGHUP, SIGINT), with the
+/// signal's name; the handlers are in place as soon as this returns.
+#[cfg(unix)]
+fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static str>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut hup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = hup.recv() => "SIGHUP",
+            _ = int.recv() => "SIGINT",
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static str>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    })
 }
 
 /// Minimum time between two frames (a 60 fps cap): a change waits at most this long
@@ -151,10 +223,12 @@ pub struct NoProbe;
 
 impl Probe for NoProbe {}
 
-/// Run the dashboard until the user quits. Owns the terminal: `ratatui::try_init()` (which
-/// also installs a panic hook that restores it) and `restore()` on every exit path.
+/// Run the dashboard until the user quits or the process is told to end (SIGTERM, SIGHUP,
+/// SIGINT). Owns the terminal: `ratatui::try_init()` (which also installs a panic hook that
+/// restores it) and a restore on every exit path.
 /// Tasks keep running server-side after `q`; shutting the engine down is the caller's job.
 pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
+    let ended = end_signals()?;
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     let mouse = ctx.settings.mouse;
     let _guard = RestoreGuard { mouse };
@@ -162,7 +236,15 @@ pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
         crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
             .context("cannot enable the mouse")?;
     }
-    event_loop(&mut terminal, EventStream::new(), ctx, &mut NoProbe).await
+    let mut probe = NoProbe;
+    tokio::select! {
+        r = event_loop(&mut terminal, EventStream::new(), ctx, &mut probe) => r,
+        // `kill` or a closed terminal: leave like `q` does (the guard restores the screen).
+        sig = ended => {
+            tracing::info!("{sig}: leaving the dashboard");
+            Ok(())
+        }
+    }
 }
 
 /// Translate a mouse event into the reducer's terms (hit-tested against the layout).
@@ -218,7 +300,7 @@ fn viewport(state: &State, width: u16, height: u16) -> Msg {
     }
 }
 
-type Load = BoxFuture<'static, Msg>;
+pub(crate) type Load = BoxFuture<'static, Msg>;
 
 /// The loop itself, on any backend and input stream (it returns when `input` ends).
 pub async fn event_loop<B, I>(
@@ -234,6 +316,7 @@ where
 {
     let DashboardContext {
         servers,
+        disabled,
         commands,
         mut events,
         timeline,
@@ -241,8 +324,12 @@ where
         settings,
     } = ctx;
     let mut state = State::new(servers, read_only, settings.keymap);
+    for (server, why) in &disabled {
+        state.disable_server(server, why);
+    }
     state.themes = settings.themes.iter().map(|(n, _)| n.clone()).collect();
     state.theme = settings.theme.clone();
+    state.input = settings.input.clone();
     let find_theme = |name: &str| {
         settings
             .themes
@@ -400,9 +487,12 @@ where
                 Effect::Alert(alert) => {
                     let bytes = alert_bytes(&settings.notify, &alert);
                     if !bytes.is_empty() {
-                        use std::io::Write as _;
-                        let mut out = std::io::stdout();
-                        let _ = out.write_all(&bytes).and_then(|()| out.flush());
+                        write_terminal(&bytes);
+                    }
+                }
+                fx @ (Effect::OpenBrowser(_) | Effect::Copy(_) | Effect::RunSampling { .. }) => {
+                    if let Some(load) = run_outside(fx, &mut std::io::stdout()) {
+                        loads.push(load);
                     }
                 }
             }

@@ -247,7 +247,7 @@ fn a_killed_watch_resumes_every_task_and_reports_one_that_expired() {
         .stdout
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|r| r["task_id"] == gone)
+        .find(|r| r["taskId"] == gone)
         .unwrap();
     assert_eq!(rec["expired"], true, "a tombstone, not a frozen row: {rec}");
     let pending = tr.run(&["ls", "--json"], LIMIT);

@@ -8,7 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use taskrail::config::{Config, Desktop, Target};
+use taskrail::config::{Config, Desktop, Sampling, Target};
 use taskrail::mcp::auth::{ClientAssertion, Grant};
 
 fn fixtures() -> PathBuf {
@@ -32,6 +32,13 @@ fn the_full_example_parses() {
     let demo = c.server("demo").unwrap();
     assert_eq!(demo.poll_floor, Some(Duration::from_millis(500)));
     assert!(!demo.read_only);
+    assert_eq!(demo.sampling, Some(Sampling::Person));
+    assert_eq!(
+        demo.roots.as_deref(),
+        Some(&["file:///home/me/project".to_string()][..])
+    );
+    let caps = demo.input_support();
+    assert!(caps.sampling && caps.roots.is_some());
     let prod = c.server("prod").unwrap();
     assert!(prod.read_only);
     assert!(
@@ -53,9 +60,22 @@ fn the_full_example_parses() {
         &ci.grant,
         Grant::ClientCredentials(ClientAssertion::Jwt { algorithm, .. }) if algorithm == "ES256"
     ));
+    let local = c.server("local").unwrap();
     assert_eq!(
-        c.server("local").unwrap().target,
+        local.target,
         Target::Command("python3 -m my_server --stdio".into())
+    );
+    assert_eq!(
+        local.sampling,
+        Some(Sampling::Command {
+            command: "llm -m gpt-4o-mini".into(),
+            timeout: Duration::from_secs(120)
+        })
+    );
+    assert_eq!(local.roots, None);
+    assert_eq!(
+        prod.sampling, None,
+        "sampling is offered only where configured"
     );
     assert_eq!(c.theme_name.as_deref(), Some("light"));
     assert_eq!(c.notify.desktop, Desktop::Osc9);

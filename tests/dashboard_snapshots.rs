@@ -2,8 +2,9 @@
 //! and 60x16 with a pinned clock and the default theme. Must not read the real clock.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod support;
+
 use chrono::{DateTime, TimeZone, Utc};
-use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
@@ -13,7 +14,6 @@ use taskrail::engine::{
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::modal::TimelineState;
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, TaskKey, TimelineEntry, update};
-use taskrail::ui::{Dashboard, Theme};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
@@ -101,10 +101,6 @@ fn connected(state: &mut State) {
                 era: Era::Legacy,
                 push: false,
                 server_name: None,
-            }),
-            Msg::Engine(EngineEvent::ServerDegraded {
-                server: srv("legacy-box"),
-                reason: "HTTP 503 from tasks/get".into(),
             }),
         ],
     );
@@ -205,31 +201,26 @@ fn board() -> State {
                 progress: 3.0,
                 total: Some(40.0),
             }),
+            // after its tasks were seen: the server fails now
+            Msg::Engine(EngineEvent::ServerDegraded {
+                server: srv("legacy-box"),
+                reason: "HTTP 503 from tasks/get".into(),
+            }),
         ],
     );
     s
 }
 
 fn render(state: &State, w: u16, h: u16) -> TestBackend {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let theme = Theme::default();
-    terminal
-        .draw(|f| {
-            f.render_widget(
-                Dashboard {
-                    state,
-                    theme: &theme,
-                    now: now(),
-                },
-                f.area(),
-            )
-        })
-        .unwrap();
-    terminal.backend().clone()
+    support::screen::render(state, w, h, now())
 }
 
 fn snap(name: &str, state: &mut State) {
-    for (w, h) in [(100, 30), (60, 16)] {
+    snap_at(name, state, &[(100, 30), (60, 16)]);
+}
+
+fn snap_at(name: &str, state: &mut State, sizes: &[(u16, u16)]) {
+    for &(w, h) in sizes {
         let a = taskrail::ui::areas(ratatui::layout::Rect::new(0, 0, w, h), state);
         apply(
             state,
@@ -421,6 +412,26 @@ fn detail_of_a_huge_text_result_is_cut() {
         d.scroll = usize::MAX / 2;
     }
     snap("detail_huge_text_end", &mut s);
+}
+
+#[test]
+fn an_80x24_terminal_shows_the_board_help_and_a_form_whole() {
+    let mut s = board();
+    select(&mut s, "w0rk1ng001");
+    snap_at("small_board", &mut s, &[(80, 24)]);
+    apply(&mut s, keys(&[k('?')]));
+    snap_at("small_help", &mut s, &[(80, 24)]);
+    apply(&mut s, keys(&[Key::plain(KeyCode::Esc)]));
+    select(&mut s, "in9put77aa");
+    apply(&mut s, keys(&[Key::plain(KeyCode::Enter)]));
+    assert!(matches!(s.modals.last(), Some(Modal::Input(_))));
+    // on the multi-select field, the cursor moved to its second option
+    let tab = Key::plain(KeyCode::Tab);
+    apply(
+        &mut s,
+        keys(&[tab, tab, tab, tab, Key::plain(KeyCode::Right)]),
+    );
+    snap_at("small_form", &mut s, &[(80, 24)]);
 }
 
 #[test]

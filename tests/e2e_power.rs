@@ -152,9 +152,9 @@ fn the_inbox_answers_in_place_and_rerun_links_the_new_task() {
     assert_eq!(tasks.len(), 2, "{tasks:#?}");
     let rerun = tasks
         .iter()
-        .find(|t| t["task_id"] != first.as_str())
+        .find(|t| t["taskId"] != first.as_str())
         .unwrap_or_else(|| panic!("no second task: {tasks:#?}"));
-    assert_eq!(rerun["parent_task"], first.as_str(), "{tasks:#?}");
+    assert_eq!(rerun["parentTask"], first.as_str(), "{tasks:#?}");
     assert_eq!(rerun["tool"], "deploy");
     assert_eq!(rerun["arguments"]["service"], "billing");
 }

@@ -256,7 +256,10 @@ fn resizing_keeps_the_board_rendering() {
     tmux.wait("the help at 24x5", |s| s.contains("Help"));
     tmux.keys(&["Escape"]);
     tmux.wait("the help closed at 24x5", |s| !s.contains("Help"));
+    // to the next status tab and back: the rows stay on "All" whether or not the
+    // tasks finished meanwhile (on "Active", finished ones would be gone)
     tmux.keys(&["Tab"]);
+    tmux.keys(&["BTab"]);
     tmux.resize(120, 35);
     let screen = tmux.wait("the board at 120x35 again", |s| {
         s.contains("sort age") && ids.iter().all(|id| row(s, id).is_some())
@@ -274,7 +277,7 @@ fn ledger_ids(tr: &Taskrail) -> Vec<String> {
     assert_eq!(run.code, Some(0), "taskrail ls failed: {run:#?}");
     run.json_lines()
         .iter()
-        .filter_map(|t| t["task_id"].as_str().map(String::from))
+        .filter_map(|t| t["taskId"].as_str().map(String::from))
         .collect()
 }
 
@@ -291,4 +294,201 @@ fn wait_new_id(tr: &Taskrail, before: &[String]) -> String {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn a_plain_web_server_is_named_as_such_and_its_tool_picker_can_be_left() {
+    let web = support::plain_web_http();
+    let tr = Taskrail::new();
+    let tmux = Tmux::start("plainweb");
+    tmux.launch_dashboard(&tr, &format!("--server {}", web.url));
+    let name = web.url.trim_start_matches("http://");
+    let screen = tmux.wait("the reason, in words, in the header", |s| {
+        s.lines()
+            .any(|l| l.contains(name) && l.contains("not an MCP endpoint (HTTP 501)"))
+    });
+    show("a plain web server (120x35)", &screen);
+    assert!(
+        !screen.contains("http://"),
+        "the header names it without a scheme:\n{screen}"
+    );
+
+    tmux.keys(&["n"]);
+    let screen = tmux.wait("the tool picker saying why", |s| {
+        s.contains("pick a tool") && s.contains("check its path")
+    });
+    show("the tool picker on it (120x35)", &screen);
+    assert!(!screen.contains("listing tools…"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait("the picker gone", |s| !s.contains("pick a tool"));
+
+    tmux.keys(&["v"]);
+    let screen = tmux.wait("the server's detail", |s| {
+        s.contains("Servers") && s.contains("not an MCP endpoint") && s.contains("check its path")
+    });
+    show("the servers view (120x35)", &screen);
+    tmux.keys(&["Escape"]);
+    tmux.quit();
+}
+
+#[test]
+fn five_configured_servers_show_as_five_with_names_a_person_can_tell_apart() {
+    let demo = DemoProcess::start(&[]);
+    let fastmcp = support::fastmcp_http();
+    let everything = support::everything_http();
+    let tower = support::tower_http();
+    let stdio = support::fastmcp_stdio_command()
+        .iter()
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tr = Taskrail::new();
+    let config = tr.dir().join("config.toml");
+    let mut text = String::new();
+    for url in [&demo.url, &fastmcp.url, &everything.url, &tower.url] {
+        text.push_str(&format!("[[server]]\nurl = \"{url}\"\n\n"));
+    }
+    text.push_str(&format!(
+        "[[server]]\ncommand = \"{}\"\n",
+        stdio.replace('"', "\\\"")
+    ));
+    std::fs::write(&config, text).unwrap();
+
+    let tmux = Tmux::start("five");
+    tmux.launch_dashboard(&tr, &format!("--config {}", config.display()));
+    let names: Vec<String> = [&demo.url, &fastmcp.url, &everything.url, &tower.url]
+        .iter()
+        .map(|u| u.trim_start_matches("http://").to_string())
+        .chain(["fastmcp_peer.py".to_string()])
+        .collect();
+    let screen = tmux.wait("five servers, connected, by their short names", |s| {
+        let header: Vec<&str> = s.lines().skip(1).take(5).collect();
+        names
+            .iter()
+            .zip(&header)
+            .all(|(n, l)| l.contains(n.as_str()) && l.contains("connected"))
+    });
+    show("five servers (120x35)", &screen);
+    assert!(!screen.contains("more servers"), "{screen}");
+    assert!(!screen.contains("http://"), "{screen}");
+    for line in screen.lines().skip(1).take(5) {
+        assert!(
+            line.contains(" push ")
+                || line.contains(" polling ")
+                || line.contains("push supported"),
+            "every server says how it gets updates: {line}"
+        );
+        assert!(line.chars().count() <= 120, "{line}");
+    }
+    tmux.quit();
+}
+
+/// Send `signal` to the dashboard running in the pane; wait for the shell to be back.
+fn end_dashboard_with(tmux: &Tmux, signal: &str, exits_before: usize) -> String {
+    assert!(tmux.alternate_screen());
+    let pid = tmux.foreground_pid();
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let screen = tmux.wait(&format!("the shell after SIG{signal}"), |s| {
+        s.matches(EXITED).count() > exits_before
+    });
+    assert!(
+        !tmux.alternate_screen(),
+        "still on the alternate screen after SIG{signal}:\n{screen}"
+    );
+    assert!(!screen.contains("panicked"), "{screen}");
+    screen
+}
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal() {
+    let demo = DemoProcess::start(&[]);
+    let tr = Taskrail::new();
+    let tmux = Tmux::start("sigterm");
+    tmux.start_dashboard(&tr, &format!("--server {}", demo.url));
+    end_dashboard_with(&tmux, "TERM", 0);
+    // the line discipline is back to cooked mode: echo, canonical input, signals
+    tmux.type_text(
+        "clear; echo stty-begin; stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*icanon' -e '-*echo' -e '-*isig'; echo stty-end",
+    );
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait("stty's flags", |s| {
+        s.lines().any(|l| l.trim() == "stty-end")
+    });
+    show("stty after SIGTERM", &screen);
+    let flags: Vec<&str> = screen
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| *l != "stty-begin")
+        .take_while(|l| *l != "stty-end")
+        .collect();
+    for flag in ["icanon", "echo", "isig"] {
+        assert!(
+            flags.contains(&flag),
+            "{flag} is off after SIGTERM: {flags:?}\n{screen}"
+        );
+    }
+    // a hangup (the terminal window closed) leaves the same way
+    tmux.type_text("clear");
+    tmux.keys(&["Enter"]);
+    tmux.start_dashboard(&tr, &format!("--server {}", demo.url));
+    end_dashboard_with(&tmux, "HUP", 0);
+}
+
+#[test]
+fn an_80x24_terminal_shows_the_board_help_and_a_form_whole() {
+    let demo = DemoProcess::start(&["--time-scale", "0.5"]);
+    let url = demo.url.as_str();
+    let tr = Taskrail::new();
+    let ask = call(
+        &tr,
+        url,
+        "wait_for_input",
+        r#"{"prompt":"Name the release"}"#,
+    );
+    call(&tr, url, "render_report", r#"{"pages":100}"#);
+    let tmux = Tmux::start("small");
+    tmux.resize(80, 24);
+    tmux.start_dashboard(&tr, &format!("--server {url}"));
+    let fits = |s: &str| s.lines().count() <= 24 && s.lines().all(|l| l.chars().count() <= 80);
+
+    let screen = tmux.wait("the board at 80x24", |s| {
+        fits(s) && row_has(s, &ask, "input needed")
+    });
+    show("board (80x24)", &screen);
+    let footer = screen.lines().last().unwrap_or("");
+    assert!(footer.contains("? help"), "the footer: {footer:?}");
+    assert!(
+        !footer.trim_end().ends_with('…'),
+        "cut at the edge: {footer:?}"
+    );
+
+    tmux.keys(&["?"]);
+    let screen = tmux.wait("the help at 80x24", |s| fits(s) && s.contains("Help"));
+    show("help (80x24)", &screen);
+    // a long description wraps under its column instead of running off the edge
+    assert!(
+        screen.contains("Quit (tasks keep running on their servers; they are in"),
+        "{screen}"
+    );
+    assert!(screen.contains("the ledger)"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait("the help closed", |s| !s.contains("Help"));
+
+    select(&tmux, &ask);
+    tmux.keys(&["a"]);
+    let screen = tmux.wait("the input form at 80x24", |s| {
+        fits(s) && s.contains("Input for wait_for_input") && s.contains("Name the release")
+    });
+    show("input form (80x24)", &screen);
+    assert!(
+        screen.contains("enter"),
+        "the form's keys are shown:\n{screen}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait("the form closed", |s| !s.contains("Input for"));
+    tmux.quit();
 }

@@ -96,10 +96,6 @@ fn hostile_board() -> State {
                 push: true,
                 server_name: Some(hostile("server")),
             }),
-            event(EngineEvent::ServerDegraded {
-                server: srv(),
-                reason: hostile("degraded"),
-            }),
             event(EngineEvent::Notice {
                 server: Some(srv()),
                 level: NoticeLevel::Warn,
@@ -130,6 +126,14 @@ fn hostile_board() -> State {
             ],
         );
     }
+    // the server fails after its tasks were seen (an answer would clear it)
+    apply(
+        &mut s,
+        vec![event(EngineEvent::ServerDegraded {
+            server: srv(),
+            reason: hostile("degraded"),
+        })],
+    );
     s
 }
 

@@ -51,7 +51,7 @@ fn the_research_query_runs_to_completion_with_its_input_request_answered() {
     let ls = tr.run(&["ls", "--all", "--json"], LIMIT);
     let rec: serde_json::Value = serde_json::from_str(ls.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(rec["status"], "completed");
-    assert_eq!(rec["answered_keys"][0], key);
+    assert_eq!(rec["answeredKeys"][0], key);
 }
 
 #[test]

@@ -268,3 +268,23 @@ fn a_killed_watch_resumes_from_the_ledger_on_polling_only() {
         "nothing left unfinished in the ledger"
     );
 }
+
+/// A stdio server slower to start than the probe waits (a busy machine) answers the probe
+/// late and refuses the legacy handshake: the client asks again and speaks modern.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_slower_than_the_probe_is_still_modern() {
+    let argv = support::fastmcp_stdio_command();
+    let options = taskrail::mcp::ConnectOptions {
+        // FastMCP cannot start this fast: the first probe always times out
+        probe_timeout: Duration::from_millis(1),
+        ..Default::default()
+    };
+    let (client, _) =
+        taskrail::mcp::McpClient::connect(taskrail::mcp::Endpoint::Stdio { argv }, options)
+            .await
+            .expect("connects");
+    assert_eq!(client.era(), taskrail::mcp::Era::Modern);
+    let tools = client.list_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "slow_count"), "{tools:?}");
+    client.close().await;
+}

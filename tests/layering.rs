@@ -18,9 +18,17 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("state", &["ids", "sanitize", "mcp", "engine"], false),
     ("config", &["ids", "sanitize", "mcp", "state"], false),
     ("ui", &["ids", "sanitize", "state", "config"], true),
+    ("launch", &[], false),
     (
         "app",
-        &["ids", "sanitize", "state", "ui", "config", "engine"],
+        &[
+            "ids", "sanitize", "state", "ui", "config", "engine", "launch",
+        ],
+        true,
+    ),
+    (
+        "prompt",
+        &["ids", "sanitize", "mcp", "engine", "state", "ui", "app"],
         true,
     ),
     (
@@ -40,7 +48,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
         "cli",
         &[
             "ids", "sanitize", "mcp", "ledger", "engine", "state", "config", "ui", "app", "demo",
-            "bench", "proxy",
+            "bench", "proxy", "prompt",
         ],
         false,
     ),

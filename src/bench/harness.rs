@@ -180,6 +180,7 @@ pub fn start(
     let (stop, stopped) = oneshot::channel::<()>();
     let ctx = DashboardContext {
         servers,
+        disabled: Vec::new(),
         commands,
         events,
         timeline: Arc::new(NoTimeline),

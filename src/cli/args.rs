@@ -2,7 +2,7 @@
 //!
 //! Owns: argument shapes only. Must not do I/O.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Exit codes shared by every subcommand (documented in README).
@@ -92,9 +92,14 @@ pub enum Command {
         detach: bool,
     },
     /// Fetch one task once.
-    Get { task_id: String },
+    Get {
+        #[arg(allow_hyphen_values = true)]
+        task_id: String,
+    },
     /// Follow tasks to their end (no ids: every unfinished task in the ledger).
     Watch {
+        // One value per occurrence, so a flag after the ids stays a flag.
+        #[arg(allow_hyphen_values = true, num_args = 1, action = clap::ArgAction::Append)]
         task_ids: Vec<String>,
         /// One JSON line per observed change.
         #[arg(long)]
@@ -102,14 +107,23 @@ pub enum Command {
     },
     /// Answer one input request of a task (`tasks/update`).
     Answer {
+        #[arg(allow_hyphen_values = true)]
         task_id: String,
+        #[arg(allow_hyphen_values = true)]
         key: String,
         /// The response: `{"action":"accept","content":{…}}`, or just the content object.
         #[arg(long = "json", value_name = "RESPONSE")]
         response: String,
+        /// Send even if the response does not fit the request's schema, or the ledger says
+        /// the key was already answered or is not asked.
+        #[arg(long)]
+        force: bool,
     },
     /// Cancel a task (`tasks/cancel`).
-    Cancel { task_id: String },
+    Cancel {
+        #[arg(allow_hyphen_values = true)]
+        task_id: String,
+    },
     /// List the tasks in the ledger.
     Ls {
         /// Include finished tasks.
@@ -120,12 +134,14 @@ pub enum Command {
     },
     /// Print a task's timeline from the ledger (a unique id prefix is enough).
     Timeline {
+        #[arg(allow_hyphen_values = true)]
         task_id: String,
         #[arg(long)]
         json: bool,
     },
     /// Write a task's timeline as JSONL for a bug report (short ids, no arguments).
     Export {
+        #[arg(allow_hyphen_values = true)]
         task_id: String,
         /// Output file (default: standard output).
         #[arg(long, short, value_name = "FILE")]
@@ -191,12 +207,131 @@ pub enum AuthCommand {
 }
 
 impl Cli {
+    /// Parse the process's arguments (exits with clap's message on a usage error).
+    pub fn from_args() -> Cli {
+        Cli::parse_argv(std::env::args_os().collect()).unwrap_or_else(|e| e.exit())
+    }
+
+    /// Parse `argv`. Task ids may start with `-` (base64url ids do, one in 64): every id
+    /// argument takes hyphen values, and `watch ID… --json` still reads `--json` (and any
+    /// other option after the ids) as an option.
+    pub fn parse_argv(argv: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+        let cli = Cli::try_parse_from(&argv)?;
+        let Some(Command::Watch { task_ids, .. }) = &cli.command else {
+            return Ok(cli);
+        };
+        // clap gives every token after the first id to the ids; those are the last
+        // `task_ids.len()` tokens, unless `--` made them ids on purpose.
+        let start = argv.len().saturating_sub(task_ids.len());
+        let escaped = start > 0 && argv[start - 1] == "--";
+        let flags = watch_flags();
+        let first_flag = task_ids.iter().position(|t| {
+            let name = t.split_once('=').map_or(t.as_str(), |(n, _)| n);
+            flags.iter().any(|f| f == name)
+        });
+        let (Some(i), false) = (first_flag, escaped) else {
+            return Ok(cli);
+        };
+        let mut fixed = argv[..start].to_vec();
+        fixed.extend(argv[start + i..].iter().cloned());
+        fixed.extend(argv[start..start + i].iter().cloned());
+        Cli::try_parse_from(fixed)
+    }
+
     /// The one server a single-server subcommand talks to.
     pub fn single_server(&self) -> Result<&str, String> {
         match self.servers.as_slice() {
             [one] => Ok(one),
             [] => Err("this command needs --server URL (or --server stdio:<command>)".into()),
             _ => Err("this command takes exactly one --server".into()),
+        }
+    }
+}
+
+/// `--long` and `-s` spellings of every option `watch` takes (its own and the global ones).
+fn watch_flags() -> Vec<String> {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let Some(watch) = cmd.find_subcommand("watch") else {
+        return Vec::new();
+    };
+    watch
+        .get_arguments()
+        .filter(|a| !a.is_positional())
+        .flat_map(|a| {
+            let longs = a.get_long_and_visible_aliases().unwrap_or_default();
+            let shorts = a.get_short_and_visible_aliases().unwrap_or_default();
+            longs
+                .into_iter()
+                .map(|l| format!("--{l}"))
+                .chain(shorts.into_iter().map(|c| format!("-{c}")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Command {
+        let mut argv = vec!["taskrail"];
+        argv.extend(args);
+        match Cli::parse_argv(argv.into_iter().map(Into::into).collect()) {
+            Ok(cli) => cli.command.expect("a subcommand"),
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn ids_starting_with_a_hyphen_are_ids() {
+        let id = "-Xq3_bc";
+        fn with<'a>(cmd: &[&'a str]) -> Vec<&'a str> {
+            [cmd, &["--server", "http://127.0.0.1:1/mcp"]].concat()
+        }
+        assert!(matches!(parse(&with(&["get", id])), Command::Get { task_id } if task_id == id));
+        assert!(
+            matches!(parse(&with(&["cancel", id])), Command::Cancel { task_id } if task_id == id)
+        );
+        assert!(
+            matches!(parse(&["timeline", id, "--json"]), Command::Timeline { task_id, json: true } if task_id == id)
+        );
+        assert!(
+            matches!(parse(&["export", id, "-o", "f"]), Command::Export { task_id, .. } if task_id == id)
+        );
+        match parse(&with(&["answer", id, "-k", "--json", "{}"])) {
+            Command::Answer {
+                task_id,
+                key,
+                response,
+                ..
+            } => {
+                assert_eq!(
+                    (task_id.as_str(), key.as_str(), response.as_str()),
+                    (id, "-k", "{}")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        for argv in [
+            with(&["watch", "--json", id, "-Yy"]),
+            with(&["watch", id, "-Yy", "--json"]),
+            ["watch", id, "-Yy", "--json", "-s", "http://127.0.0.1:1/mcp"].to_vec(),
+        ] {
+            match parse(&argv) {
+                Command::Watch { task_ids, json } => {
+                    assert_eq!(task_ids, [id, "-Yy"], "{argv:?}");
+                    assert!(json, "{argv:?}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // after `--` everything is an id
+        match parse(&["watch", "--", id, "--json"]) {
+            Command::Watch { task_ids, json } => {
+                assert_eq!(task_ids, [id, "--json"]);
+                assert!(!json);
+            }
+            other => panic!("{other:?}"),
         }
     }
 }

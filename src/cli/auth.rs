@@ -10,7 +10,10 @@ use std::sync::Arc;
 use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::mpsc;
 
+use std::fmt::Write as _;
+
 use super::args::{AuthCommand, exit};
+use super::output::{finish, say};
 use super::{Context, connect_failure, fail};
 use crate::engine::ServerSpec;
 use crate::mcp::auth::{Authorizer, Prompt, Prompter, SignInStatus};
@@ -65,22 +68,20 @@ fn announce(server: String) -> impl Fn(Prompt) + Send + Sync + 'static {
         Prompt::Ready(a) => {
             let url = sanitize_line(&a.url, 4000);
             if a.browser_opened {
-                eprintln!(
-                    "Opening the browser to sign in to {server}. If it does not open, visit:"
-                );
+                say!("Opening the browser to sign in to {server}. If it does not open, visit:");
             } else {
                 if let Some(e) = &a.browser_error {
-                    eprintln!("(no browser: {})", sanitize_line(e, 200));
+                    say!("(no browser: {})", sanitize_line(e, 200));
                 }
-                eprintln!("Open this URL in a browser to sign in to {server}:");
+                say!("Open this URL in a browser to sign in to {server}:");
             }
-            eprintln!("\n  {url}\n");
-            eprintln!(
+            say!("\n  {url}\n");
+            say!(
                 "Waiting for the sign-in. If the browser runs on another machine, it ends on a \
                  page that does not load: paste that page's address here and press Enter."
             );
         }
-        Prompt::Ignored(why) => eprintln!("{}", sanitize_line(&why, 200)),
+        Prompt::Ignored(why) => say!("{}", sanitize_line(&why, 200)),
     }
 }
 
@@ -118,7 +119,7 @@ async fn login(ctx: &Context, server: &str, no_browser: bool) -> u8 {
             } else {
                 "signed in to"
             };
-            eprintln!(
+            say!(
                 "{verb} {} (issuer {}){}",
                 spec.id,
                 sanitize_line(&s.issuer, 200),
@@ -128,11 +129,11 @@ async fn login(ctx: &Context, server: &str, no_browser: bool) -> u8 {
                     format!(" in {:.1} s", started.elapsed().as_secs_f64())
                 }
             );
-            eprintln!("kept in {}", ctx.tokens.describe().await);
+            say!("kept in {}", ctx.tokens.describe().await);
             exit::COMPLETED
         }
         Ok(_) => {
-            eprintln!("{} did not ask for a sign-in: nothing to do", spec.id);
+            say!("{} did not ask for a sign-in: nothing to do", spec.id);
             exit::COMPLETED
         }
         Err(e) => fail(&e.to_string(), exit::CONNECTION),
@@ -146,7 +147,7 @@ async fn logout(ctx: &Context, server: &str) -> u8 {
     };
     match auth.sign_out().await {
         Ok(true) => {
-            eprintln!(
+            say!(
                 "signed out of {} (removed from {})",
                 spec.id,
                 ctx.tokens.describe().await
@@ -154,7 +155,7 @@ async fn logout(ctx: &Context, server: &str) -> u8 {
             exit::COMPLETED
         }
         Ok(false) => {
-            eprintln!("{} has no sign-in", spec.id);
+            say!("{} has no sign-in", spec.id);
             exit::COMPLETED
         }
         Err(e) => fail(&e.to_string(), exit::CONNECTION),
@@ -217,6 +218,7 @@ async fn status(ctx: &Context, json: bool) -> u8 {
             Err(e) => code = fail(&format!("{}: {e}", spec.id), exit::CONNECTION),
         }
     }
+    let mut text = String::new();
     if json {
         for (name, key, s) in &rows {
             let line = match s {
@@ -227,11 +229,12 @@ async fn status(ctx: &Context, json: bool) -> u8 {
                 }),
                 None => json!({ "server": name, "url": key, "signedIn": false }),
             };
-            println!("{line}");
+            text.push_str(&crate::sanitize::json_line(&line));
+            text.push('\n');
         }
     } else {
         if rows.is_empty() {
-            println!("no HTTP servers: configure some, or name them with --server URL");
+            text.push_str("no HTTP servers: configure some, or name them with --server URL\n");
         }
         let width = rows
             .iter()
@@ -240,9 +243,14 @@ async fn status(ctx: &Context, json: bool) -> u8 {
             .unwrap_or(0)
             .min(60);
         for (name, _, s) in &rows {
-            println!("{:<width$}  {}", sanitize_line(name, 60), describe(s, now));
+            let _ = writeln!(
+                text,
+                "{:<width$}  {}",
+                sanitize_line(name, 60),
+                describe(s, now)
+            );
         }
-        println!("sign-ins are kept in {}", ctx.tokens.describe().await);
+        let _ = writeln!(text, "sign-ins are kept in {}", ctx.tokens.describe().await);
     }
-    code
+    finish(&text, code)
 }

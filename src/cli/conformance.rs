@@ -13,6 +13,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
+use super::output::out;
 use super::{Context, exit, fail};
 use crate::mcp::auth::{
     AuthSettings, Authorizer, ClientAssertion, DirectFetch, Grant, Secret, TokenStore,
@@ -27,7 +28,7 @@ const MAX_CALLS: usize = 8;
 /// Run the scenario against `url`; exit 0 when every step succeeded.
 pub async fn run(ctx: &Context, url: &str, client_metadata_url: Option<String>) -> u8 {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    println!("scenario {}", sanitize_line(&scenario, 80));
+    let _ = out!("scenario {}", sanitize_line(&scenario, 80));
     let endpoint = match Endpoint::parse(url) {
         Ok(e) => e,
         Err(e) => return fail(&e.to_string(), exit::USAGE),
@@ -57,7 +58,7 @@ pub async fn run(ctx: &Context, url: &str, client_metadata_url: Option<String>) 
     client.on_untracked_elicitation(Arc::new(accept_with_defaults));
     let stream_task = legacy_stream(&client).await;
     let info = client.info();
-    println!(
+    let _ = out!(
         "connected: era {} protocol {}",
         info.era.as_str(),
         sanitize_line(&info.protocol_version, 40)
@@ -130,21 +131,25 @@ async fn call_tools(client: &McpClient) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
     };
-    println!("{} tool(s)", tools.len());
+    let _ = out!("{} tool(s)", tools.len());
     let mut code = exit::COMPLETED;
     for tool in tools.iter().take(MAX_CALLS) {
         let args = arguments_for(&tool.input_schema);
         let name = sanitize_line(&tool.name, 80);
         match client
-            .call_tool(&tool.name, Value::Object(args), None)
+            .call_tool(&tool.name, Value::Object(args), None, None)
             .await
         {
             Ok(CallOutcome::Complete(result)) => {
                 let text = first_text(&result).unwrap_or_default();
-                println!("{name}: {}", sanitize_line(&text, 200));
+                let _ = out!("{name}: {}", sanitize_line(&text, 200));
             }
-            Ok(CallOutcome::Task(task)) => println!("{name}: task {}", task.status.as_str()),
-            Ok(CallOutcome::InputRequired { .. }) => println!("{name}: input required"),
+            Ok(CallOutcome::Task(task)) => {
+                let _ = out!("{name}: task {}", task.status.as_str());
+            }
+            Ok(CallOutcome::InputRequired { .. }) => {
+                let _ = out!("{name}: input required");
+            }
             Err(e) => code = fail(&format!("{name}: {e}"), exit::TOOL_ERROR),
         }
     }

@@ -3,12 +3,12 @@
 //!
 //! Owns: wiring only. Header values (secrets) go into connect options, nowhere else.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::CommandFactory;
 
 use super::args::{Cli, exit};
+use super::output::{finish, say};
 use super::{Context, fail};
 use crate::app::DashboardSettings;
 use crate::config::{Config, NotifyConfig, ServerConfig};
@@ -17,12 +17,16 @@ use crate::mcp::Endpoint;
 use crate::state::Keymap;
 
 /// The engine spec of a configured server: its name, endpoint, headers (after the
-/// `--header` ones), read-only flag and poll floor.
+/// `--header` ones), read-only flag, poll floor and the input kinds it is offered.
 pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8> {
+    if let Some(why) = &s.disabled {
+        return Err(fail(&disabled_text(s, why), exit::USAGE));
+    }
     let endpoint = Endpoint::parse(&s.endpoint_spec())
         .map_err(|e| fail(&format!("server {}: {e}", s.name), exit::USAGE))?;
     let mut options = ctx.connect_options()?;
     options.headers.extend(s.headers.iter().cloned());
+    options.input = s.input_support();
     let options = ctx.with_auth(&endpoint, s.auth.clone(), options)?;
     let mut spec = ServerSpec::new(endpoint, options);
     spec.id = ServerId::named(&s.name);
@@ -31,19 +35,41 @@ pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8
     Ok(spec)
 }
 
+/// Why a configured server is not used, for the user.
+pub fn disabled_text(s: &ServerConfig, why: &str) -> String {
+    format!("server {} is disabled: {why}", s.name)
+}
+
+/// The servers the dashboard shows.
+#[derive(Default)]
+pub struct DashboardServers {
+    /// The ones to connect to.
+    pub specs: Vec<ServerSpec>,
+    /// Every one, in the order shown: the configured ones, then `--server` additions.
+    pub shown: Vec<ServerId>,
+    /// Configured servers shown as disabled, with why (never connected).
+    pub disabled: Vec<(ServerId, String)>,
+}
+
 /// Every server the dashboard shows: the configured ones, then `--server` additions.
-pub fn dashboard_specs(ctx: &Context) -> Result<Vec<ServerSpec>, u8> {
-    let mut specs = Vec::new();
+pub fn dashboard_specs(ctx: &Context) -> Result<DashboardServers, u8> {
+    let mut out = DashboardServers::default();
     for s in &ctx.config.servers {
-        specs.push(configured_spec(ctx, s)?);
+        let id = ServerId::named(&s.name);
+        match &s.disabled {
+            Some(why) => out.disabled.push((id.clone(), why.clone())),
+            None => out.specs.push(configured_spec(ctx, s)?),
+        }
+        out.shown.push(id);
     }
     for s in &ctx.servers {
         let spec = ctx.spec(s)?;
-        if !specs.iter().any(|o| o.id == spec.id) {
-            specs.push(spec);
+        if !out.shown.contains(&spec.id) {
+            out.shown.push(spec.id.clone());
+            out.specs.push(spec);
         }
     }
-    Ok(specs)
+    Ok(out)
 }
 
 /// Keymap, themes, notifications and mouse from the config. `TASKRAIL_NO_NOTIFY=1`
@@ -58,6 +84,7 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
     if std::env::var_os("TASKRAIL_NO_NOTIFY").is_some_and(|v| !v.is_empty() && v != "0") {
         settings.notify = NotifyConfig::off();
     }
+    settings.input = configured_input(config);
     if let (Some(name), Some(theme)) = (&config.theme_name, &config.theme) {
         if !settings.themes.iter().any(|(n, _)| n == name) {
             settings
@@ -69,6 +96,27 @@ pub fn dashboard_settings(config: &Config) -> DashboardSettings {
     settings
 }
 
+/// The prompt of `call` on a terminal: the configured keymap and what each configured
+/// server is offered.
+pub fn prompt_settings(ctx: &Context) -> crate::prompt::PromptSettings {
+    let config = &ctx.config;
+    crate::prompt::PromptSettings {
+        keymap: config.apply_keys(Keymap::default_keymap()),
+        input: configured_input(config),
+    }
+}
+
+/// What each configured server is offered, by its id.
+fn configured_input(
+    config: &Config,
+) -> std::collections::HashMap<ServerId, crate::state::ServerInput> {
+    config
+        .servers
+        .iter()
+        .map(|s| (ServerId::named(&s.name), s.server_input()))
+        .collect()
+}
+
 /// `taskrail export TASK_ID [-o FILE]`.
 pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> u8 {
     let (rec, events) = match super::history::find_with_timeline(ctx, prefix).await {
@@ -76,25 +124,24 @@ pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> u8 
         Err(code) => return code,
     };
     let text = crate::ledger::export::timeline_jsonl(&rec, &events);
-    let written = match &output {
-        Some(path) => std::fs::write(path, &text),
-        None => std::io::stdout().write_all(text.as_bytes()),
+    let Some(path) = output else {
+        return finish(&text, exit::COMPLETED);
     };
-    match (written, output) {
-        (Ok(()), Some(path)) => {
-            eprintln!("{} events written to {}", events.len(), path.display());
+    match std::fs::write(&path, &text) {
+        Ok(()) => {
+            say!("{} events written to {}", events.len(), path.display());
             exit::COMPLETED
         }
-        (Ok(()), None) => exit::COMPLETED,
-        (Err(e), _) => fail(&format!("cannot write the export: {e}"), exit::CONNECTION),
+        Err(e) => fail(&format!("cannot write the export: {e}"), exit::CONNECTION),
     }
 }
 
 /// `taskrail completions SHELL`.
 pub fn completions(shell: clap_complete::Shell) -> u8 {
     let mut cmd = Cli::command();
-    clap_complete::generate(shell, &mut cmd, "taskrail", &mut std::io::stdout());
-    exit::COMPLETED
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "taskrail", &mut out);
+    finish(&String::from_utf8_lossy(&out), exit::COMPLETED)
 }
 
 /// `taskrail man`.
@@ -107,8 +154,5 @@ pub fn man() -> u8 {
             exit::CONNECTION,
         );
     }
-    match std::io::stdout().write_all(&out) {
-        Ok(()) => exit::COMPLETED,
-        Err(e) => fail(&format!("cannot write the man page: {e}"), exit::CONNECTION),
-    }
+    finish(&String::from_utf8_lossy(&out), exit::COMPLETED)
 }

@@ -3,8 +3,11 @@
 //! Owns: presenting ledger records. Task ids are shown short in tables, in full in JSON.
 
 use serde_json::json;
+use std::fmt::Write as _;
 
 use super::args::exit;
+use super::output::{finish, record_json};
+use super::task_ref::{Need, resolve};
 use super::{Context, fail};
 use crate::ledger::{EventRecord, TaskRecord, parse_duration};
 use crate::sanitize::sanitize_line;
@@ -14,24 +17,24 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let mut text = String::new();
     if json_out {
         for r in &records {
-            println!("{}", crate::sanitize::json_line(r));
+            text.push_str(&crate::sanitize::json_line(&record_json(r)));
+            text.push('\n');
         }
-        return exit::COMPLETED;
+        return finish(&text, exit::COMPLETED);
     }
     if records.is_empty() {
-        println!(
-            "no tasks{}",
-            if all {
-                ""
-            } else {
-                " in progress (use --all for finished ones)"
-            }
-        );
-        return exit::COMPLETED;
+        let more = if all {
+            ""
+        } else {
+            " in progress (use --all for finished ones)"
+        };
+        return finish(&format!("no tasks{more}\n"), exit::COMPLETED);
     }
-    println!(
+    let _ = writeln!(
+        text,
         "{:<10} {:<16} {:<20} {:<24} SERVER",
         "TASK", "STATUS", "TOOL", "RECORDED"
     );
@@ -46,7 +49,8 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
         } else {
             r.status.clone()
         };
-        println!(
+        let _ = writeln!(
+            text,
             "{:<10} {:<16} {:<20} {:<24} {}",
             r.task_id,
             sanitize_line(&status, 16),
@@ -55,52 +59,45 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
             sanitize_line(r.server.as_str(), 60)
         );
     }
-    exit::COMPLETED
+    finish(&text, exit::COMPLETED)
 }
 
-/// The one ledger task whose id starts with `prefix`, with its timeline.
+/// The one ledger task `given` names (full id or unique prefix, on `--server` if given),
+/// with its timeline.
 pub async fn find_with_timeline(
     ctx: &Context,
-    prefix: &str,
+    given: &str,
 ) -> Result<(TaskRecord, Vec<EventRecord>), u8> {
-    let p = prefix.to_string();
-    let found = ctx.ledger_call(move |l| l.find(&p)).await?;
-    let rec = match found.as_slice() {
-        [one] => one.clone(),
-        [] => {
-            return Err(fail(
-                &format!("no task in the ledger starts with {prefix:?}"),
-                exit::UNKNOWN_TASK,
-            ));
-        }
-        _ => {
-            return Err(fail(
-                &format!(
-                    "{} tasks start with {prefix:?}: give more of the id",
-                    found.len()
-                ),
-                exit::USAGE,
-            ));
-        }
+    let server = match ctx.servers.as_slice() {
+        [] => None,
+        [one] => Some(ctx.spec(one)?.id),
+        _ => return Err(fail("this command takes at most one --server", exit::USAGE)),
+    };
+    let found = resolve(ctx, given, server.as_ref(), Need::Record).await?;
+    let Some(rec) = found.record else {
+        return Err(fail("the task is not in the ledger", exit::UNKNOWN_TASK));
     };
     let (server, id) = (rec.server.clone(), rec.task_id.clone());
     let events = ctx.ledger_call(move |l| l.timeline(&server, &id)).await?;
     Ok((rec, events))
 }
 
-pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
-    let (rec, events) = match find_with_timeline(ctx, prefix).await {
+pub async fn timeline(ctx: &Context, given: &str, json_out: bool) -> u8 {
+    let (rec, events) = match find_with_timeline(ctx, given).await {
         Ok(found) => found,
         Err(code) => return code,
     };
+    let mut text = String::new();
     if json_out {
         for e in &events {
             let line = json!({ "server": rec.server, "taskId": rec.task_id, "at": e.at, "kind": e.kind, "latencyMs": e.latency_ms, "detail": e.detail });
-            println!("{line}");
+            text.push_str(&crate::sanitize::json_line(&line));
+            text.push('\n');
         }
-        return exit::COMPLETED;
+        return finish(&text, exit::COMPLETED);
     }
-    println!(
+    let _ = writeln!(
+        text,
         "task {} on {}",
         rec.task_id,
         sanitize_line(rec.server.as_str(), 100)
@@ -112,13 +109,14 @@ pub async fn timeline(ctx: &Context, prefix: &str, json_out: bool) -> u8 {
         } else {
             sanitize_line(&e.detail.to_string(), 120)
         };
-        println!(
+        let _ = writeln!(
+            text,
             "{}  {:<16}{latency:>8}  {detail}",
             e.at.format("%Y-%m-%d %H:%M:%S%.3f"),
             e.kind.as_str()
         );
     }
-    exit::COMPLETED
+    finish(&text, exit::COMPLETED)
 }
 
 pub async fn prune(ctx: &Context, older_than: &str) -> u8 {
@@ -127,10 +125,13 @@ pub async fn prune(ctx: &Context, older_than: &str) -> u8 {
         Err(e) => return fail(&format!("--older-than: {e:#}"), exit::USAGE),
     };
     match ctx.ledger_call(move |l| l.prune(age)).await {
-        Ok(n) => {
-            println!("pruned {n} finished task{}", if n == 1 { "" } else { "s" });
-            exit::COMPLETED
-        }
+        Ok(n) => finish(
+            &format!(
+                "pruned {n} finished task{}\n",
+                if n == 1 { "" } else { "s" }
+            ),
+            exit::COMPLETED,
+        ),
         Err(code) => code,
     }
 }

@@ -1,7 +1,8 @@
 //! `answer` and `cancel`: sent through the engine, the one path every answer and cancel
 //! takes — the read-only check, "already finished", a task followed by another process
 //! (reached through the ledger's outbox), a legacy task's session — then the outcome is
-//! printed as JSON and mapped to an exit code.
+//! printed as JSON and mapped to an exit code. Before an answer leaves, `answer_check`
+//! judges it by the ledger's record (a key not asked, a response that does not fit).
 //!
 //! Owns: those two commands. Must not talk to servers except through the engine.
 
@@ -9,10 +10,14 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::answer_check::{key_state, refusal};
 use super::args::exit;
-use super::output::normalize_response;
+use super::oneshot::record_for_answer;
+use super::output::{finish, normalize_response, say};
+use super::task_ref::TaskRef;
 use super::{Context, fail, stop_engine};
-use crate::engine::{EngineCommand, EngineEvent, Failure, ServerSpec, TaskId, spawn_engine};
+use crate::engine::{EngineCommand, EngineEvent, Failure, ServerSpec, spawn_engine};
+use crate::sanitize::sanitize_line;
 
 /// How an answer or a cancel ended.
 enum Outcome {
@@ -78,15 +83,40 @@ fn wait_for(ctx: &Context) -> Duration {
     Duration::from_secs(ctx.global.timeout.max(1)).max(Duration::from_secs(35))
 }
 
-pub async fn answer(ctx: &Context, task_id: &TaskId, key: &str, response: &str) -> u8 {
+/// What `answer` is asked to send.
+pub struct AnswerArgs<'a> {
+    pub key: &'a str,
+    pub response: &'a str,
+    /// Send even what the checks refuse (a schema mismatch, a key not asked).
+    pub force: bool,
+}
+
+pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: AnswerArgs<'_>) -> u8 {
+    let AnswerArgs {
+        key,
+        response,
+        force,
+    } = args;
     let response: Value = match serde_json::from_str(response) {
         Ok(v) => normalize_response(v),
         Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
     };
-    let spec = match ctx.single() {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let task_id = &task.task_id;
+    // Judged from the ledger's record of the task before anything is sent (a read-only
+    // server refuses every answer anyway: the engine says so).
+    let mut ignored = None;
+    if !spec.read_only {
+        let record = record_for_answer(ctx, &spec, task, key).await;
+        let state = key_state(record.as_ref(), key);
+        if let Some(why) = refusal(&state, &response, force) {
+            let key = sanitize_line(&task_id.mask(key), 80);
+            return fail(
+                &format!("not sent: task {task_id}, key {key}: {why}"),
+                exit::USAGE,
+            );
+        }
+        ignored = state.ignored_because();
+    }
     let mut responses = BTreeMap::new();
     responses.insert(key.to_string(), response);
     let cmd = EngineCommand::Answer {
@@ -105,20 +135,20 @@ pub async fn answer(ctx: &Context, task_id: &TaskId, key: &str, response: &str) 
     match run_one(ctx, spec, cmd, wait_for(ctx), judge).await {
         Err(code) => code,
         Ok(Outcome::Done) => {
-            let ack = json!({ "ok": true, "taskId": task_id, "key": key });
-            println!("{}", crate::sanitize::json_line(&ack));
-            exit::COMPLETED
+            let mut ack = json!({ "ok": true, "taskId": task_id, "key": key });
+            if let Some(why) = &ignored {
+                say!("the server acknowledged the answer but ignores it: {why}");
+                ack["ignored"] = json!(why);
+            }
+            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
         }
         Ok(Outcome::Failed(f)) => fail(&format!("answer: {f}"), failure_exit(&f)),
         Ok(Outcome::Unreachable(why)) => fail(&format!("answer: {why}"), exit::CONNECTION),
     }
 }
 
-pub async fn cancel(ctx: &Context, task_id: &TaskId) -> u8 {
-    let spec = match ctx.single() {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+pub async fn cancel(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
+    let task_id = &task.task_id;
     let cmd = EngineCommand::Cancel {
         server: spec.id.clone(),
         task_id: task_id.clone(),
@@ -139,8 +169,7 @@ pub async fn cancel(ctx: &Context, task_id: &TaskId) -> u8 {
         Err(code) => code,
         Ok(Outcome::Done) => {
             let ack = json!({ "ok": true, "taskId": task_id });
-            println!("{}", crate::sanitize::json_line(&ack));
-            exit::COMPLETED
+            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
         }
         Ok(Outcome::Failed(f)) => fail(&format!("cancel: {f}"), failure_exit(&f)),
         Ok(Outcome::Unreachable(why)) => fail(&format!("cancel: {why}"), exit::CONNECTION),

@@ -3,6 +3,7 @@
 //!
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
+mod answer_check;
 mod args;
 mod auth;
 mod conformance;
@@ -14,10 +15,10 @@ mod oneshot;
 mod output;
 mod proxy;
 mod servers;
+mod task_ref;
 
 pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};
 
-use clap::Parser;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -28,10 +29,11 @@ use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, s
 use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
 use crate::mcp::{ConnectOptions, Endpoint, McpClient};
 use follow::{Follower, Mode};
+use output::say;
 
 /// Print an error and return `code`.
 pub(crate) fn fail(msg: &str, code: u8) -> u8 {
-    eprintln!("error: {}", crate::sanitize::sanitize_line(msg, 1000));
+    say!("error: {}", crate::sanitize::sanitize_line(msg, 1000));
     code
 }
 
@@ -39,7 +41,7 @@ pub(crate) fn fail(msg: &str, code: u8) -> u8 {
 pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> u8 {
     if let crate::mcp::McpError::SignInRequired(_) = e {
         let code = fail(&format!("{server}: {e}"), exit::SIGN_IN);
-        eprintln!(
+        say!(
             "sign in with: taskrail auth login {}",
             shlex::try_quote(server.as_str()).unwrap_or_default()
         );
@@ -134,10 +136,16 @@ impl Context {
     /// Connect to the one `--server`.
     pub async fn connect(&self) -> Result<(ServerSpec, Arc<McpClient>), u8> {
         let spec = self.single()?;
+        let client = self.connect_to(&spec).await?;
+        Ok((spec, client))
+    }
+
+    /// Connect to `spec` (its pushes are not needed).
+    pub async fn connect_to(&self, spec: &ServerSpec) -> Result<Arc<McpClient>, u8> {
         let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
             .map_err(|e| connect_failure(&spec.id, &e))?;
-        Ok((spec, client))
+        Ok(client)
     }
 
     /// The ledger, opened (and pruned of old finished tasks) on first use.
@@ -245,7 +253,7 @@ fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::W
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     crate::mcp::http::install_crypto_provider();
-    let cli = Cli::parse();
+    let cli = Cli::from_args();
     let _guard = init_logging(&cli.global);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -281,14 +289,31 @@ async fn run(cli: Cli) -> u8 {
     match cli.command {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
-        Some(Command::Get { task_id }) => oneshot::get(&ctx, &TaskId::new(&task_id)).await,
+        Some(Command::Get { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
+            Ok((spec, task)) => oneshot::get(&ctx, spec, &task).await,
+            Err(code) => code,
+        },
         Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
         Some(Command::Answer {
             task_id,
             key,
             response,
-        }) => intent::answer(&ctx, &TaskId::new(&task_id), &key, &response).await,
-        Some(Command::Cancel { task_id }) => intent::cancel(&ctx, &TaskId::new(&task_id)).await,
+            force,
+        }) => match task_ref::on_server(&ctx, &task_id).await {
+            Ok((spec, task)) => {
+                let args = intent::AnswerArgs {
+                    key: &key,
+                    response: &response,
+                    force,
+                };
+                intent::answer(&ctx, spec, &task, args).await
+            }
+            Err(code) => code,
+        },
+        Some(Command::Cancel { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
+            Ok((spec, task)) => intent::cancel(&ctx, spec, &task).await,
+            Err(code) => code,
+        },
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
@@ -347,7 +372,10 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
     let server = spec.id.clone();
     let (engine, events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
     let mut follower = Follower::new(engine.clone(), Mode::Call { detach });
-    follower.expect_call(server.clone(), 1);
+    if crate::prompt::available() && !detach {
+        follower = follower.with_prompt(extras::prompt_settings(ctx), tool);
+    }
+    follower.expect_call(server.clone(), 1, tool);
     engine
         .send(EngineCommand::CallTool {
             server,
@@ -390,9 +418,17 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             if !only.is_empty() && !only.contains(&rec.server) {
                 continue;
             }
+            let disabled = ctx.config.server(rec.server.as_str()).and_then(|s| {
+                let why = s.disabled.as_deref()?;
+                Some(extras::disabled_text(s, why))
+            });
+            if let Some(text) = disabled {
+                say!("skipping task {}: {text}", rec.task_id);
+                continue;
+            }
             match ctx.spec_for(&rec.server) {
                 Some(spec) => targets.push((spec, rec.task_id)),
-                None => eprintln!(
+                None => say!(
                     "skipping task {} of {}: not a server this process can reach (a stdio \
                      server's tasks live in the process that started it)",
                     rec.task_id,
@@ -406,15 +442,16 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
             } else {
                 " on that server".to_string()
             };
-            eprintln!("nothing to watch: the ledger has no unfinished tasks{on}");
+            say!("nothing to watch: the ledger has no unfinished tasks{on}");
             return exit::COMPLETED;
         }
     } else {
-        let spec = match ctx.single() {
-            Ok(s) => s,
-            Err(code) => return code,
-        };
-        targets.extend(task_ids.iter().map(|id| (spec.clone(), TaskId::new(id))));
+        for given in &task_ids {
+            match task_ref::on_server(ctx, given).await {
+                Ok((spec, task)) => targets.push((spec, task.task_id)),
+                Err(code) => return code,
+            }
+        }
     }
     let mut specs: BTreeMap<ServerId, ServerSpec> = BTreeMap::new();
     for (spec, _) in &targets {
@@ -452,7 +489,7 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
         Err(code) => return code,
     };
     let mut demo_server = None;
-    let mut specs = Vec::new();
+    let mut shown = extras::DashboardServers::default();
     if demo {
         match crate::demo::DemoServer::start(crate::demo::DemoOptions::default()).await {
             Ok(server) => {
@@ -464,8 +501,10 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
                     Err(code) => return code,
                 };
                 // A stable name: the demo server's port changes on every start.
-                specs.push(ServerSpec {
-                    id: ServerId::named("demo"),
+                let id = ServerId::named("demo");
+                shown.shown.push(id.clone());
+                shown.specs.push(ServerSpec {
+                    id,
                     ..ServerSpec::new(endpoint, options)
                 });
                 demo_server = Some(server);
@@ -479,11 +518,15 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
         }
     } else {
         match extras::dashboard_specs(ctx) {
-            Ok(s) => specs = s,
+            Ok(s) => shown = s,
             Err(code) => return code,
         }
     }
-    let servers: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
+    let extras::DashboardServers {
+        specs,
+        shown: servers,
+        disabled,
+    } = shown;
     let config = EngineConfig {
         resume: true,
         history: true,
@@ -497,6 +540,7 @@ async fn board(ctx: &Context, demo: bool) -> u8 {
     }
     let dashboard = crate::app::DashboardContext {
         servers,
+        disabled,
         commands: engine.sender(),
         events,
         timeline: Arc::new(LedgerTimeline(ledger)),

@@ -1,12 +1,20 @@
 //! One-request subcommands: `tools` and `get` — straight on the MCP client, recorded in the
-//! ledger, printing JSON (or a sanitized table).
+//! ledger, printing JSON (or a sanitized table); and the one `tasks/get` that refreshes
+//! the ledger's record before `answer` judges a key by it.
 //!
 //! Owns: those two commands. Must not follow tasks (that is `follow`) nor answer or cancel
 //! them (that is `intent`, through the engine).
 
+use serde_json::Value;
+use std::fmt::Write as _;
+
+use super::answer_check::{KeyState, key_state};
 use super::args::exit;
+use super::output::{finish, tool_json};
+use super::task_ref::TaskRef;
 use super::{Context, fail};
-use crate::ledger::EventKind;
+use crate::engine::ServerSpec;
+use crate::ledger::{EventKind, TaskRecord};
 use crate::mcp::{Era, McpClient, McpError, TaskId, TaskStatus};
 use crate::sanitize::sanitize_line;
 
@@ -26,8 +34,11 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
     };
+    client.close().await;
+    let mut text = String::new();
     if json_out {
-        println!("{}", crate::sanitize::json_pretty(&tools));
+        let list: Vec<Value> = tools.iter().map(tool_json).collect();
+        text = crate::sanitize::json_pretty(&list) + "\n";
     } else {
         for t in &tools {
             let desc = t
@@ -38,20 +49,16 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
             let hint = t
                 .task_support
                 .as_deref()
-                .map(|s| format!(" [task: {s}]"))
+                .map(|s| format!(" [task: {}]", sanitize_line(s, 20)))
                 .unwrap_or_default();
-            println!("{:<24} {desc}{hint}", sanitize_line(&t.name, 24));
+            let _ = writeln!(text, "{:<24} {desc}{hint}", sanitize_line(&t.name, 24));
         }
     }
-    client.close().await;
-    exit::COMPLETED
+    finish(&text, exit::COMPLETED)
 }
 
-pub async fn get(ctx: &Context, task_id: &TaskId) -> u8 {
-    let spec = match ctx.single() {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
+    let task_id = &task.task_id;
     let (server, id) = (spec.id.clone(), task_id.clone());
     let known = ctx
         .ledger_call(move |l| {
@@ -77,7 +84,7 @@ pub async fn get(ctx: &Context, task_id: &TaskId) -> u8 {
                 .map(|(c, _)| (spec.clone(), c))
                 .map_err(|e| fail(&format!("cannot reach {}: {e}", spec.id), exit::CONNECTION))
         }
-        None => ctx.connect().await,
+        None => ctx.connect_to(&spec).await.map(|c| (spec.clone(), c)),
     };
     let (spec, client) = match connected {
         Ok(c) => c,
@@ -92,15 +99,15 @@ pub async fn get(ctx: &Context, task_id: &TaskId) -> u8 {
                     .map(|_| ())
             })
             .await;
-            println!("{}", crate::sanitize::json_pretty(&task));
-            match task.status {
+            let code = match task.status {
                 TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => {
                     exit::TOOL_ERROR
                 }
                 TaskStatus::Failed => exit::FAILED,
                 TaskStatus::Cancelled => exit::CANCELLED,
                 _ => exit::COMPLETED,
-            }
+            };
+            finish(&(crate::sanitize::json_pretty(&task) + "\n"), code)
         }
         Err(e) => {
             // Only a task the ledger already holds becomes a tombstone: a mistyped id
@@ -140,4 +147,48 @@ async fn fetch(client: &McpClient, task_id: &TaskId) -> Result<crate::mcp::Task,
         }
     }
     Ok(task)
+}
+
+/// The ledger's record of the task, refreshed with one `tasks/get` when it cannot tell
+/// whether `key` is asked (no snapshot, or one without the key that is not answered
+/// either: the server may have asked since). A legacy task's requests come on its
+/// session, not in snapshots: its record is taken as it is.
+pub async fn record_for_answer(
+    ctx: &Context,
+    spec: &ServerSpec,
+    task: &TaskRef,
+    key: &str,
+) -> Option<TaskRecord> {
+    let stale = match key_state(task.record.as_ref(), key) {
+        KeyState::Pending(_) | KeyState::Answered => false,
+        KeyState::NotAsked { .. } | KeyState::Unknown => true,
+    };
+    let legacy = task
+        .record
+        .as_ref()
+        .is_some_and(|r| r.era == Some(Era::Legacy));
+    if !stale || legacy {
+        return task.record.clone();
+    }
+    let Ok(client) = ctx.connect_to(spec).await else {
+        return task.record.clone();
+    };
+    let fetched = client.get_task(&task.task_id).await;
+    let era = client.era();
+    client.detach().await;
+    let Ok(snap) = fetched else {
+        return task.record.clone();
+    };
+    let id = task.task_id.clone();
+    ctx.record(&spec.id, move |l, server| {
+        l.record_tracked(server, Some(era), &id, None)?;
+        l.record_snapshot(server, &snap, EventKind::Poll, None)
+            .map(|_| ())
+    })
+    .await;
+    let (server, id) = (spec.id.clone(), task.task_id.clone());
+    ctx.ledger_call(move |l| l.get(&server, &id))
+        .await
+        .ok()
+        .flatten()
 }

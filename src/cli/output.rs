@@ -1,13 +1,89 @@
-//! What the CLI prints: JSON lines for `watch --json`, sanitized human status lines, and
-//! response normalisation for answers.
+//! What the CLI prints and how: JSON in the wire's camelCase (`watch --json` lines, ledger
+//! records, tools), sanitized human status lines, response normalisation for answers, and
+//! the two writers — stdout, where a closed pipe (`| head`) ends the command quietly, and
+//! stderr, whose lines are best effort and never panic.
 //!
-//! Pure formatting. Everything a server sent goes through `sanitize` unless printed as JSON.
+//! Formatting and writing only. Everything a server sent goes through `sanitize` unless
+//! printed as JSON.
+
+use std::fmt;
+use std::io::Write;
 
 use serde_json::{Value, json};
 
 use crate::engine::UpdateSource;
-use crate::mcp::Task;
+use crate::ledger::TaskRecord;
+use crate::mcp::{Task, ToolInfo};
 use crate::sanitize::sanitize_line;
+
+/// Standard output is gone (the reader closed the pipe, or the disk is full): stop writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
+/// Write `text` to stdout and flush. A closed pipe is `Err(Closed)` without a word; any
+/// other write error is said once on stderr, then `Err(Closed)` too.
+pub fn write_out(text: &str) -> Result<(), Closed> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Closed),
+        Err(e) => {
+            say_line(format_args!("error: cannot write to standard output: {e}"));
+            Err(Closed)
+        }
+    }
+}
+
+/// One line to stdout (see [`write_out`]).
+pub fn out_line(line: fmt::Arguments<'_>) -> Result<(), Closed> {
+    write_out(&format!("{line}\n"))
+}
+
+/// The end of a one-shot command: its output, then its exit code. A closed stdout loses
+/// the output quietly; the code stays what the command came to.
+pub fn finish(text: &str, code: u8) -> u8 {
+    let _ = write_out(text);
+    code
+}
+
+/// One line to stderr, best effort: a closed stderr loses it instead of panicking.
+pub fn say_line(line: fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}").and_then(|()| err.flush());
+}
+
+/// `eprintln!` that never panics (see [`say_line`]).
+macro_rules! say {
+    ($($arg:tt)*) => { $crate::cli::output::say_line(format_args!($($arg)*)) };
+}
+pub(crate) use say;
+
+/// `println!` that reports a closed stdout instead of panicking (see [`out_line`]).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::output::out_line(format_args!($($arg)*)) };
+}
+pub(crate) use out;
+
+/// A ledger record as `ls --json` prints it: the wire's camelCase, the full id.
+pub fn record_json(r: &TaskRecord) -> Value {
+    serde_json::to_value(r).unwrap_or(Value::Null)
+}
+
+/// A tool as `tools --json` prints it: `tools/list`'s own shape, `execution.taskSupport`
+/// included.
+pub fn tool_json(t: &ToolInfo) -> Value {
+    let mut v = json!({ "name": t.name, "inputSchema": t.input_schema });
+    if let Some(title) = &t.title {
+        v["title"] = json!(title);
+    }
+    if let Some(d) = &t.description {
+        v["description"] = json!(d);
+    }
+    if let Some(support) = &t.task_support {
+        v["execution"] = json!({ "taskSupport": support });
+    }
+    v
+}
 
 /// One `watch --json` line.
 pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
@@ -93,6 +169,21 @@ mod tests {
             "{line:?}"
         );
         assert!(line.contains("page 1/3"));
+    }
+
+    #[test]
+    fn tools_keep_their_task_support_under_execution() {
+        let t = ToolInfo {
+            name: "render".into(),
+            title: None,
+            description: Some("pages".into()),
+            input_schema: json!({"type": "object"}),
+            task_support: Some("required".into()),
+        };
+        let v = tool_json(&t);
+        assert_eq!(v["execution"]["taskSupport"], "required");
+        assert_eq!(v["inputSchema"], json!({"type": "object"}));
+        assert!(v.get("taskSupport").is_none() && v.get("title").is_none());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 
 use super::args::exit;
+use super::output::say;
 use super::{Context, fail};
 use crate::proxy::{Proxy, ProxyOptions};
 
@@ -71,7 +72,7 @@ pub async fn run(ctx: &Context, server: &str, listen: Option<&str>) -> u8 {
                 .local_addr()
                 .map(|a| format!("http://{a}/mcp"))
                 .unwrap_or_default();
-            eprintln!("taskrail proxy: serving {url}");
+            say!("taskrail proxy: serving {url}");
             crate::proxy::serve_http(proxy, listener, stopped()).await
         }
         None => tokio::select! {

@@ -1,10 +1,13 @@
 //! The user's configuration file (TOML): servers (`url` or `command`) with extra headers
-//! (`${ENV}` expanded), per-server `read_only` and poll floor, notifications, mouse,
-//! keymap overrides, a theme, and per-server sign-in settings (`[server.auth]`). Invalid
-//! files give an error naming the line, never a panic. Owns parsing and validation only: header values are secrets and never appear
+//! (`${ENV}` expanded; an unset variable disables that server alone), per-server
+//! `read_only`, poll floor, sampling (a person, or a command after the person approves),
+//! roots and sign-in settings (`[server.auth]`), notifications, mouse, keymap overrides
+//! and a theme. Invalid files give an error naming the line, never a panic. Owns parsing
+//! and validation only: header values are secrets and never appear
 //! in an error. Must not touch the terminal or the network.
 
 mod auth;
+mod input;
 mod raw;
 #[cfg(test)]
 mod tests;
@@ -66,6 +69,12 @@ pub enum Target {
     Command(String),
 }
 
+/// How a server's `sampling/createMessage` requests are answered.
+pub use crate::state::SamplingSetup as Sampling;
+
+/// A sampling command's default time limit.
+pub const SAMPLING_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// One `[[server]]` entry, validated.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -75,8 +84,15 @@ pub struct ServerConfig {
     pub headers: Vec<(String, String)>,
     pub read_only: bool,
     pub poll_floor: Option<Duration>,
+    /// Why the server cannot be used as configured (a `${VAR}` in its headers is not set):
+    /// it is listed, never connected. Other servers are not affected.
+    pub disabled: Option<String>,
     /// Sign-in settings (its `Debug` hides secrets).
     pub auth: crate::mcp::auth::AuthSettings,
+    /// `None`: sampling is not offered to this server.
+    pub sampling: Option<Sampling>,
+    /// `file://` URIs answered to `roots/list`; `None`: roots are not offered.
+    pub roots: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -91,12 +107,31 @@ impl std::fmt::Debug for ServerConfig {
             )
             .field("read_only", &self.read_only)
             .field("poll_floor", &self.poll_floor)
+            .field("disabled", &self.disabled)
             .field("auth", &self.auth)
+            .field("sampling", &self.sampling)
+            .field("roots", &self.roots)
             .finish()
     }
 }
 
 impl ServerConfig {
+    /// The input kinds this server is offered (its client capabilities).
+    pub fn input_support(&self) -> crate::mcp::InputSupport {
+        crate::mcp::InputSupport {
+            sampling: self.sampling.is_some(),
+            roots: self.roots.clone(),
+        }
+    }
+
+    /// The same, as the dashboard answers it (who writes a sampling reply).
+    pub fn server_input(&self) -> crate::state::ServerInput {
+        crate::state::ServerInput {
+            sampling: self.sampling.clone(),
+            roots: self.roots.clone(),
+        }
+    }
+
     /// The `--server` form of the target (`URL` or `stdio:<command>`).
     pub fn endpoint_spec(&self) -> String {
         match &self.target {
@@ -190,4 +225,4 @@ impl Config {
     }
 }
 
-pub use crate::mcp::endpoint::expand_env;
+pub use crate::mcp::endpoint::{ExpandError, expand_env};

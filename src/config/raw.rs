@@ -9,7 +9,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::theme::{self as theme_file, line_of};
-use super::{Config, Desktop, KeyOverride, NotifyConfig, ServerConfig, Target, expand_env};
+use super::{
+    Config, Desktop, ExpandError, KeyOverride, NotifyConfig, ServerConfig, Target, expand_env,
+};
 use crate::state::keymap::{Action, Keymap};
 use crate::state::keys::Key;
 
@@ -37,6 +39,8 @@ struct RawServer {
     read_only: bool,
     poll_floor_ms: Option<Spanned<u64>>,
     auth: Option<Spanned<super::auth::RawAuth>>,
+    sampling: Option<Spanned<toml::Value>>,
+    roots: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Deserialize)]
@@ -163,6 +167,7 @@ fn server(
         },
     };
     let mut headers = Vec::new();
+    let mut disabled = None;
     for (hname, value) in &r.headers {
         let hl = at(text, value);
         if hname.is_empty()
@@ -177,8 +182,15 @@ fn server(
                 "line {hl}: headers apply to url servers only (server {name:?} is a command)"
             ));
         }
-        let v = expand_env(value.get_ref(), env)
-            .map_err(|e| format!("line {hl}: header {hname}: {e}"))?;
+        let v = match expand_env(value.get_ref(), env) {
+            Ok(v) => v,
+            // An unset variable disables this server only; the file stays usable.
+            Err(e @ ExpandError::Unset(_)) => {
+                disabled.get_or_insert(format!("line {hl}: header {hname}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(format!("line {hl}: header {hname}: {e}")),
+        };
         if v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
             return Err(format!(
                 "line {hl}: header {hname}: the value holds a line break"
@@ -194,6 +206,14 @@ fn server(
             ));
         }
         Some(ms) => Some(Duration::from_millis(*ms.get_ref())),
+        None => None,
+    };
+    let sampling = match &r.sampling {
+        Some(v) => Some(super::input::sampling(text, v)?),
+        None => None,
+    };
+    let roots = match &r.roots {
+        Some(list) => Some(super::input::roots(text, list)?),
         None => None,
     };
     let auth = match &r.auth {
@@ -213,7 +233,10 @@ fn server(
         headers,
         read_only: r.read_only,
         poll_floor,
+        disabled,
         auth,
+        sampling,
+        roots,
     })
 }
 
@@ -263,7 +286,7 @@ fn keys(
         let context = Keymap::context_named(ctx_name).ok_or_else(|| {
             format!(
                 "line {}: unknown key context [keys.{ctx_name}] (board, filter, command, detail, \
-                 form, confirm, picker, help, global)",
+                 form, consent, sampling, confirm, picker, help, global)",
                 at(text, table)
             )
         })?;

@@ -23,9 +23,13 @@ fn env_expansion_never_leaks_the_value_into_errors() {
         "Bearer s3cret"
     );
     assert_eq!(expand_env("plain", &env).unwrap(), "plain");
-    let e = expand_env("Bearer ${MISSING}", &env).unwrap_err();
+    let e = expand_env("Bearer ${MISSING}", &env)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("MISSING is not set"), "{e}");
-    let e = expand_env("literal-secret ${TOKEN", &env).unwrap_err();
+    let e = expand_env("literal-secret ${TOKEN", &env)
+        .unwrap_err()
+        .to_string();
     assert!(!e.contains("literal-secret"), "{e}");
     assert!(expand_env("${}", &env).is_err());
 }
@@ -73,4 +77,23 @@ fn defaults_without_a_file() {
     let c = parse("").unwrap();
     assert!(c.servers.is_empty() && c.mouse && c.theme.is_none());
     assert_eq!(c.notify, NotifyConfig::default());
+}
+
+#[test]
+fn an_unset_variable_disables_only_its_server() {
+    let c = parse(
+        "[[server]]\nname = \"a\"\nurl = \"https://x.test/mcp\"\nheaders = { Authorization = \"Bearer ${MISSING}\" }\n\n[[server]]\nname = \"b\"\nurl = \"https://y.test/mcp\"\nheaders = { Authorization = \"Bearer ${TOKEN}\" }\n",
+    )
+    .unwrap();
+    let a = c.server("a").unwrap();
+    assert_eq!(
+        a.disabled.as_deref(),
+        Some("line 4: header Authorization: environment variable MISSING is not set")
+    );
+    assert!(a.headers.is_empty(), "no half-built header");
+    let b = c.server("b").unwrap();
+    assert_eq!(b.disabled, None);
+    assert_eq!(b.headers.len(), 1);
+    // a malformed value is still an error for the whole file
+    assert!(parse("[[server]]\nurl = \"https://x.test/mcp\"\nheaders = { A = \"${\" }\n").is_err());
 }

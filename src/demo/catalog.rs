@@ -27,6 +27,9 @@ pub enum ToolCall {
     Lookup { key: String },
     Survey,
     WaitForInput { prompt: String },
+    SignIn { service: String },
+    Summarize { text: String },
+    ScanWorkspace,
 }
 
 fn int_arg(args: &Value, name: &str, default: u64, max: u64) -> Result<u64, RpcError> {
@@ -91,6 +94,16 @@ impl ToolCall {
             "wait_for_input" => ToolCall::WaitForInput {
                 prompt: str_arg(args, "prompt")?,
             },
+            "sign_in" => ToolCall::SignIn {
+                service: match args.get("service") {
+                    None | Some(Value::Null) => "billing-portal".into(),
+                    Some(_) => str_arg(args, "service")?,
+                },
+            },
+            "summarize" => ToolCall::Summarize {
+                text: str_arg(args, "text")?,
+            },
+            "scan_workspace" => ToolCall::ScanWorkspace,
             other => return Err(RpcError::invalid_params(format!("Unknown tool: {other}"))),
         })
     }
@@ -121,6 +134,9 @@ impl ToolCall {
             ToolCall::Lookup { .. } => "looking up".into(),
             ToolCall::Survey => "preparing survey".into(),
             ToolCall::WaitForInput { .. } => "waiting for input".into(),
+            ToolCall::SignIn { service } => format!("preparing sign-in to {service}"),
+            ToolCall::Summarize { .. } => "reading the text".into(),
+            ToolCall::ScanWorkspace => "asking for the workspace roots".into(),
         }
     }
 }
@@ -197,6 +213,30 @@ pub fn catalog(legacy: bool) -> Value {
             "Asks for one value and returns it verbatim.",
             json!({ "type": "object", "properties": { "prompt": str_prop("Question to ask") },
                     "required": ["prompt"] }),
+            TaskSupport::Required,
+        ),
+        (
+            "sign_in",
+            "Sign in",
+            "Asks you to open a sign-in page in your browser (URL-mode elicitation).",
+            json!({ "type": "object", "properties": {
+                "service": { "type": "string", "default": "billing-portal",
+                             "description": "Service to sign in to" } } }),
+            TaskSupport::Required,
+        ),
+        (
+            "summarize",
+            "Summarize",
+            "Asks the client's model for a one-sentence summary (sampling).",
+            json!({ "type": "object", "properties": { "text": str_prop("Text to summarize") },
+                    "required": ["text"] }),
+            TaskSupport::Required,
+        ),
+        (
+            "scan_workspace",
+            "Scan workspace",
+            "Asks the client for its roots and lists them.",
+            json!({ "type": "object", "properties": {} }),
             TaskSupport::Required,
         ),
     ];

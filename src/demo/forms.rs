@@ -1,5 +1,6 @@
-//! Elicitation forms the demo tools ask with (form-mode `elicitation/create` params) and
-//! the helpers that read an elicitation result back. Pure data, no I/O.
+//! The input requests the demo tools ask with (form- and URL-mode `elicitation/create`,
+//! `sampling/createMessage`, `roots/list`) and the helpers that read an answer back.
+//! Pure data, no I/O.
 
 use serde_json::{Map, Value, json};
 
@@ -127,6 +128,62 @@ pub fn single_value(prompt: &str) -> Value {
             "required": ["value"]
         }
     })
+}
+
+/// The URL-mode request of `sign_in`: open the demo's sign-in page.
+pub fn sign_in(service: &str, url: &str, token: &str) -> Value {
+    json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "url",
+            "message": format!("Sign in to {service} in your browser to continue."),
+            "url": url,
+            "elicitationId": token
+        }
+    })
+}
+
+/// The sampling request of `summarize`: a short conversation ending in the ask.
+pub fn summarize(text: &str) -> Value {
+    json!({
+        "method": "sampling/createMessage",
+        "params": {
+            "systemPrompt": "You are a concise technical writer. Answer in one sentence.",
+            "messages": [
+                { "role": "user", "content": { "type": "text",
+                  "text": format!("Here are release notes:\n\n{text}") } },
+                { "role": "assistant", "content": { "type": "text",
+                  "text": "Understood. What would you like me to do with them?" } },
+                { "role": "user", "content": { "type": "text",
+                  "text": "Summarize them for the changelog." } }
+            ],
+            "modelPreferences": {
+                "hints": [ { "name": "claude-3-5-haiku" }, { "name": "gpt-4o-mini" } ],
+                "costPriority": 0.6,
+                "speedPriority": 0.8,
+                "intelligencePriority": 0.3
+            },
+            "maxTokens": 200,
+            "temperature": 0.2,
+            "includeContext": "none"
+        }
+    })
+}
+
+/// The text of a sampling reply (`content.text` of a `CreateMessageResult`).
+pub fn sampled_text(reply: &Value) -> Option<(String, String)> {
+    let text = reply.pointer("/content/text")?.as_str()?.to_string();
+    let model = reply
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+        .to_string();
+    Some((text, model))
+}
+
+/// The request of `scan_workspace`.
+pub fn roots_request() -> Value {
+    json!({ "method": "roots/list", "params": {} })
 }
 
 /// An elicitation result, read leniently.

@@ -20,7 +20,31 @@ pub(super) fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/mcp", post(on_post).get(on_get).delete(on_delete))
         .route("/stats", get(on_stats))
+        .route("/sign-in/{token}", get(on_sign_in))
         .with_state(app)
+}
+
+/// A browser opened a `sign_in` page: the sign-in completes (2025-11-25 sessions also
+/// get `notifications/elicitation/complete`).
+async fn on_sign_in(
+    State(app): State<Arc<App>>,
+    axum::extract::Path(token): axum::extract::Path<String>,
+) -> Response {
+    let done = app.sign_ins.visit(&token);
+    if let Some(task_id) = &done {
+        session::elicitation_complete(&app, task_id, &token);
+    }
+    let status = if done.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        super::sign_in::page(done.is_some()),
+    )
+        .into_response()
 }
 
 async fn on_stats(State(app): State<Arc<App>>) -> Response {

@@ -8,6 +8,7 @@ mod http;
 mod legacy;
 mod modern;
 mod session;
+mod sign_in;
 pub mod stats;
 mod store;
 mod tools;
@@ -118,6 +119,8 @@ pub(crate) struct App {
     shutdown: CancellationToken,
     /// Tasks whose replies go out as SSE (see `ToolCall::streams_reply`).
     sse_tasks: Mutex<HashSet<String>>,
+    /// The out-of-band pages of `sign_in`.
+    sign_ins: Arc<sign_in::SignIns>,
 }
 
 impl App {
@@ -173,8 +176,10 @@ impl App {
     fn spawn_work(&self, task_id: String, cancel: CancellationToken, call: ToolCall) {
         let store = self.store.clone();
         let scale = self.opts.time_scale;
+        let sign_ins = self.sign_ins.clone();
         tokio::spawn(async move {
-            let mut work = Work::for_task(store.clone(), task_id.clone(), cancel, scale);
+            let mut work = Work::for_task(store.clone(), task_id.clone(), cancel, scale)
+                .with_sign_ins(sign_ins);
             let outcome = tools::run(call, &mut work).await;
             let label = match &outcome {
                 Outcome::Result(_) => "result",
@@ -221,8 +226,10 @@ impl DemoServer {
             drops: watch::channel(0).0,
             shutdown: CancellationToken::new(),
             sse_tasks: Mutex::new(HashSet::new()),
+            sign_ins: Arc::new(sign_in::SignIns::default()),
             opts,
         });
+        app.sign_ins.set_base(format!("http://{addr}"));
         spawn_housekeeping(&app);
         let router = http::router(app.clone());
         let shutdown = app.shutdown.clone();
@@ -308,10 +315,17 @@ fn spawn_housekeeping(app: &Arc<App>) {
 /// Ctrl-C or SIGTERM.
 pub async fn run_serve_demo(opts: DemoOptions) -> anyhow::Result<()> {
     let server = DemoServer::start(opts).await?;
-    {
+    let written = {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", server.url).context("writing the URL to stdout")?;
-        out.flush().context("flushing stdout")?;
+        writeln!(out, "{}", server.url).and_then(|()| out.flush())
+    };
+    match written {
+        // Nobody reads the URL (stdout closed): nothing to serve for.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            server.shutdown().await;
+            return Ok(());
+        }
+        other => other.context("writing the URL to stdout")?,
     }
     wait_for_signal().await?;
     tracing::info!("demo server shutting down");

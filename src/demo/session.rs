@@ -148,6 +148,26 @@ impl NoSession {
     }
 }
 
+/// 2025-11-25: tell the session of `task_id` that the URL-mode elicitation `id` is done
+/// (on the task's `tasks/result` stream, else the GET stream).
+pub(super) fn elicitation_complete(app: &App, task_id: &str, id: &str) {
+    let Some(Scope::Legacy(sid)) = app.store.scope_of(task_id) else {
+        return;
+    };
+    let note = wire::notification(
+        "notifications/elicitation/complete",
+        json!({ "elicitationId": id }),
+    );
+    if let Some(stream) = app
+        .sessions
+        .lock()
+        .get_mut(&sid)
+        .and_then(|s| s.route(task_id))
+    {
+        let _ = stream.send(note);
+    }
+}
+
 /// The session id of a request.
 pub(super) fn session_of(app: &App, headers: &HeaderMap) -> Result<String, NoSession> {
     let sid = header_str(headers, "mcp-session-id").ok_or(NoSession::Missing)?;

@@ -281,6 +281,11 @@ impl Store {
         Ok(rec.snapshot.clone())
     }
 
+    /// Who a task belongs to (modern, or one legacy session).
+    pub fn scope_of(&self, id: &str) -> Option<Scope> {
+        self.lock().get(id).map(|r| r.scope.clone())
+    }
+
     /// The status of a task, if it is visible in `scope`.
     pub fn status(&self, id: &str, scope: &Scope) -> Result<Status, StoreError> {
         let mut tasks = self.lock();

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::catalog::ToolCall;
 use super::forms::{self, Answer};
+use super::sign_in::SignIns;
 use super::store::{Outcome, Progress, Store};
 use super::wire::INTERNAL_ERROR;
 
@@ -25,6 +26,7 @@ pub struct Work {
     time_scale: f64,
     keys: u32,
     progress_tx: Option<mpsc::UnboundedSender<(String, Progress)>>,
+    sign_ins: Option<Arc<SignIns>>,
 }
 
 impl Work {
@@ -42,7 +44,14 @@ impl Work {
             time_scale,
             keys: 0,
             progress_tx: None,
+            sign_ins: None,
         }
+    }
+
+    /// The sign-in pages `sign_in` sends the person to.
+    pub fn with_sign_ins(mut self, sign_ins: Arc<SignIns>) -> Work {
+        self.sign_ins = Some(sign_ins);
+        self
     }
 
     /// Work answered inline; progress (if wanted) goes to `progress_tx`.
@@ -58,6 +67,7 @@ impl Work {
             time_scale,
             keys: 0,
             progress_tx,
+            sign_ins: None,
         }
     }
 
@@ -93,21 +103,71 @@ impl Work {
 
     /// Put a form on the task (a fresh key each time) and wait for the answer.
     async fn ask(&mut self, prefix: &str, params: Value, waiting: &str) -> Result<Answer, Stopped> {
+        let request = json!({ "method": "elicitation/create", "params": params });
+        let answer = self.ask_raw(prefix, request, waiting).await?;
+        Ok(Answer::parse(&answer))
+    }
+
+    /// Put any input request on the task and wait for the raw answer (`{"action":
+    /// "cancel"}` when the work runs inline: tools that ask always run as tasks).
+    async fn ask_raw(
+        &mut self,
+        prefix: &str,
+        request: Value,
+        waiting: &str,
+    ) -> Result<Value, Stopped> {
         let Some(task) = &self.task else {
-            // Inline calls cannot ask; tools that ask always run as tasks.
-            return Ok(Answer::Cancel);
+            return Ok(json!({ "action": "cancel" }));
         };
         self.keys += 1;
         let key = format!("{prefix}-{}", self.keys);
-        let request = json!({ "method": "elicitation/create", "params": params });
         let rx = self
             .store
             .request_input(task, &key, request, waiting)
             .map_err(|_| Stopped)?;
         tokio::select! {
-            answer = rx => answer.map(|a| Answer::parse(&a)).map_err(|_| Stopped),
+            answer = rx => answer.map_err(|_| Stopped),
             _ = self.cancel.cancelled() => Err(Stopped),
         }
+    }
+
+    /// `sign_in`: consent to open the page, then the visit (within a minute).
+    async fn sign_in(&mut self, service: &str) -> Result<Outcome, Stopped> {
+        let (Some(sign_ins), Some(task)) = (self.sign_ins.clone(), self.task.clone()) else {
+            return Ok(cancelled());
+        };
+        let (token, url, visited) = sign_ins.open(&task);
+        let request = forms::sign_in(service, &url, &token);
+        let answer = self
+            .ask_raw("sign-in", request, "waiting for the sign-in consent")
+            .await;
+        let outcome = match answer.map(|a| Answer::parse(&a)) {
+            Err(e) => Err(e),
+            Ok(Answer::Accept(_)) => {
+                self.progress("waiting for the sign-in page to be opened", 1.0, Some(2.0));
+                let wait = self.scaled(60_000).max(Duration::from_secs(5));
+                tokio::select! {
+                    v = visited => Ok(match v {
+                        Ok(()) => text_result(
+                            format!("Signed in to {service}"),
+                            json!({ "service": service, "signedIn": true }),
+                            false,
+                        ),
+                        Err(_) => cancelled(),
+                    }),
+                    _ = tokio::time::sleep(wait) => Ok(text_result(
+                        format!("Consent given, but the sign-in page of {service} was not opened in time"),
+                        json!({ "service": service, "signedIn": false }),
+                        true,
+                    )),
+                    _ = self.cancel.cancelled() => Err(Stopped),
+                }
+            }
+            Ok(Answer::Decline) => Ok(Outcome::Cancelled("Sign-in declined".into())),
+            Ok(Answer::Cancel) => Ok(cancelled()),
+        };
+        sign_ins.close(&token);
+        outcome
     }
 }
 
@@ -287,6 +347,46 @@ async fn run_inner(call: ToolCall, work: &mut Work) -> Result<Outcome, Stopped> 
                 Answer::Cancel => Ok(cancelled()),
             }
         }
+        ToolCall::SignIn { service } => work.sign_in(&service).await,
+        ToolCall::Summarize { text } => {
+            work.sleep(300).await?;
+            let reply = work
+                .ask_raw(
+                    "sample",
+                    forms::summarize(&text),
+                    "waiting for the model's reply",
+                )
+                .await?;
+            Ok(match forms::sampled_text(&reply) {
+                Some((summary, model)) => text_result(
+                    format!("Summary: {summary}"),
+                    json!({ "summary": summary, "model": model }),
+                    false,
+                ),
+                None => Outcome::Cancelled("Sampling refused".into()),
+            })
+        }
+        ToolCall::ScanWorkspace => {
+            let reply = work
+                .ask_raw("roots", forms::roots_request(), "waiting for the roots")
+                .await?;
+            let roots: Vec<String> = reply
+                .get("roots")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.get("uri").and_then(Value::as_str).map(str::to_string))
+                .collect();
+            Ok(if roots.is_empty() && reply.get("roots").is_none() {
+                Outcome::Cancelled("No roots shared".into())
+            } else {
+                text_result(
+                    format!("Scanned {} root(s): {}", roots.len(), roots.join(", ")),
+                    json!({ "roots": roots }),
+                    false,
+                )
+            })
+        }
         ToolCall::WaitForInput { prompt } => {
             for _ in 0..3 {
                 let form = forms::single_value(&prompt);
@@ -313,6 +413,92 @@ async fn run_inner(call: ToolCall, work: &mut Work) -> Result<Outcome, Stopped> 
 mod tests {
     use super::*;
     use crate::demo::store::Scope;
+
+    /// Run `call` as a task, answer its first input request with `answer(request)`.
+    async fn answered(call: ToolCall, answer: impl Fn(&Value) -> Value) -> (Outcome, Value) {
+        let store = Arc::new(Store::new());
+        let sign_ins = Arc::new(SignIns::default());
+        let (id, _, cancel) = store.create(Scope::Modern, 60_000, 1000, "x");
+        let mut work =
+            Work::for_task(store.clone(), id.clone(), cancel, 0.0).with_sign_ins(sign_ins.clone());
+        let runner = tokio::spawn(async move { run(call, &mut work).await });
+        let mut asked = Value::Null;
+        for _ in 0..400 {
+            let snap = store.read(&id, &Scope::Modern, false, false).unwrap();
+            if let Some((k, req)) = snap["inputRequests"]
+                .as_object()
+                .and_then(|m| m.iter().next())
+            {
+                asked = req.clone();
+                if let Some(token) = req.pointer("/params/elicitationId").and_then(Value::as_str) {
+                    sign_ins.visit(token);
+                }
+                let mut answers = serde_json::Map::new();
+                answers.insert(k.clone(), answer(req));
+                store.answer(&id, &Scope::Modern, &answers).unwrap();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        (runner.await.unwrap(), asked)
+    }
+
+    fn text_of(outcome: &Outcome) -> String {
+        match outcome {
+            Outcome::Result(r) => r["content"][0]["text"].as_str().unwrap().to_string(),
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn summarize_asks_for_sampling_and_uses_the_reply() {
+        let call = ToolCall::Summarize {
+            text: "fixed a crash".into(),
+        };
+        let (outcome, asked) = answered(call, |_| {
+            json!({"role": "assistant", "model": "person",
+                   "content": {"type": "text", "text": "Crash fixed."}})
+        })
+        .await;
+        assert_eq!(asked["method"], "sampling/createMessage");
+        assert_eq!(asked["params"]["maxTokens"], 200);
+        assert_eq!(text_of(&outcome), "Summary: Crash fixed.");
+        let call = ToolCall::Summarize { text: "x".into() };
+        let (refused, _) = answered(call, |_| json!({"action": "cancel"})).await;
+        assert!(matches!(refused, Outcome::Cancelled(m) if m == "Sampling refused"));
+    }
+
+    #[tokio::test]
+    async fn scan_workspace_lists_the_roots_it_is_given() {
+        let (outcome, asked) = answered(
+            ToolCall::ScanWorkspace,
+            |_| json!({"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}),
+        )
+        .await;
+        assert_eq!(asked["method"], "roots/list");
+        assert_eq!(text_of(&outcome), "Scanned 2 root(s): file:///a, file:///b");
+    }
+
+    #[tokio::test]
+    async fn sign_in_completes_when_its_page_is_visited() {
+        let call = ToolCall::SignIn {
+            service: "portal".into(),
+        };
+        let (outcome, asked) = answered(call, |_| json!({"action": "accept"})).await;
+        assert_eq!(asked["params"]["mode"], "url");
+        assert!(
+            asked["params"]["url"]
+                .as_str()
+                .unwrap()
+                .contains("/sign-in/")
+        );
+        assert_eq!(text_of(&outcome), "Signed in to portal");
+        let call = ToolCall::SignIn {
+            service: "portal".into(),
+        };
+        let (declined, _) = answered(call, |_| json!({"action": "decline"})).await;
+        assert!(matches!(declined, Outcome::Cancelled(m) if m == "Sign-in declined"));
+    }
 
     #[tokio::test]
     async fn wait_for_input_echoes_the_answer() {

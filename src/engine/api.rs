@@ -85,6 +85,12 @@ pub enum EngineCommand {
     },
     /// Fetch `tools/list`.
     ListTools { server: ServerId },
+    /// Answer a foreground input request (`ForegroundInputRequested`).
+    AnswerForeground {
+        server: ServerId,
+        key: String,
+        response: InputResponse,
+    },
     /// Sign in to the server now (the browser opens; `SignInStarted` tells the URL).
     SignIn { server: ServerId },
     /// The redirect URL the browser ended on, pasted by the user (when the browser could
@@ -185,6 +191,17 @@ impl KnownTask {
             started_by: None,
         }
     }
+}
+
+/// Where a foreground input request (one tied to no task) came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputOrigin {
+    /// Asked during our `CallTool` `call_id`: on the call's reply stream (legacy), as the
+    /// call's multi-round-trip `input_required` result (modern), or as a URL the call's
+    /// `-32042` error requires before it is sent again (2025-11-25).
+    Call { call_id: u64, tool: String },
+    /// Asked on the session stream, tied to no call we know.
+    Session,
 }
 
 /// Severity of a notice.
@@ -317,6 +334,34 @@ pub enum EngineEvent {
         server: Option<ServerId>,
         level: NoticeLevel,
         text: String,
+    },
+    /// A server asked for input outside any task. Answer with `AnswerForeground` within
+    /// `expires_in`; after that the engine answers on the person's behalf (`cancel`, or a
+    /// refusal for sampling) and reports `ForegroundInputClosed`.
+    ForegroundInputRequested {
+        server: ServerId,
+        key: String,
+        origin: InputOrigin,
+        request: InputRequest,
+        expires_in: Duration,
+    },
+    /// A foreground request no longer takes an answer (sanitized by the reducer).
+    ForegroundInputClosed {
+        server: ServerId,
+        key: String,
+        reason: String,
+    },
+    /// `notifications/elicitation/complete` (2025-11-25): the URL-mode interaction
+    /// `elicitation_id` is over.
+    UrlElicitationCompleted {
+        server: ServerId,
+        elicitation_id: String,
+    },
+    /// `roots/list` was answered from the config (for a task, or for the session).
+    RootsShared {
+        server: ServerId,
+        task_id: Option<TaskId>,
+        roots: Vec<String>,
     },
     /// `tools/list` failed (or could not be sent): whoever waits for the tools stops.
     ToolsListFailed {

@@ -7,6 +7,7 @@ mod actor;
 pub mod api;
 pub mod conformance;
 mod feed;
+mod foreground;
 pub mod listen;
 mod retry;
 mod router;
@@ -124,6 +125,9 @@ pub struct EngineConfig {
     pub feed_interval: Duration,
     /// How long a lease on a followed task lasts without renewal.
     pub lease_ttl: Duration,
+    /// How long a foreground input request waits for the person before the engine
+    /// answers it on their behalf (`cancel`, or a refusal for sampling).
+    pub foreground_wait: Duration,
 }
 
 impl Default for EngineConfig {
@@ -143,6 +147,7 @@ impl Default for EngineConfig {
             event_capacity: 4096,
             feed_interval: Duration::from_millis(250),
             lease_ttl: Duration::from_secs(10),
+            foreground_wait: Duration::from_secs(600),
         }
     }
 }

@@ -162,7 +162,8 @@ impl Router {
             | EngineCommand::Refresh { server, .. }
             | EngineCommand::SignIn { server }
             | EngineCommand::SignInRedirect { server, .. }
-            | EngineCommand::ListTools { server } => server.clone(),
+            | EngineCommand::ListTools { server }
+            | EngineCommand::AnswerForeground { server, .. } => server.clone(),
             EngineCommand::Shutdown => return,
         };
         match self.actors.get(&server) {

@@ -114,8 +114,10 @@ impl std::fmt::Display for EventKind {
     }
 }
 
-/// One task as the ledger knows it.
+/// One task as the ledger knows it (serialized in the wire's camelCase, as every
+/// `--json` output is).
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TaskRecord {
     /// Server identity string the caller keyed the task by.
     pub server: ServerId,
@@ -193,6 +195,7 @@ impl Tombstone {
 
 /// One entry of a task's timeline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct EventRecord {
     pub at: DateTime<Utc>,
     pub kind: EventKind,

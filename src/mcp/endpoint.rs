@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::capabilities::InputSupport;
 use super::error::McpError;
 
 /// A server address: `http://…`, `https://…`, or `stdio:<command line>`.
@@ -81,8 +82,10 @@ pub struct ConnectOptions {
     pub max_message_bytes: usize,
     pub client_name: String,
     pub client_version: String,
-    /// The client capabilities a legacy `initialize` declares (`None`: form elicitation, what
-    /// taskrail itself answers); a proxy declares its host's.
+    /// The input kinds answered for this server (declared in the client capabilities).
+    pub input: InputSupport,
+    /// Client capabilities that replace `input`'s in the legacy `initialize` (a proxy
+    /// declares what its host answers, see `proxy::upstream_capabilities`).
     pub capabilities: Option<serde_json::Value>,
     /// OAuth sign-in for HTTP servers (none: only the static headers).
     pub auth: Option<std::sync::Arc<super::auth::Authorizer>>,
@@ -100,6 +103,7 @@ impl Default for ConnectOptions {
             max_message_bytes: 16 * 1024 * 1024,
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
+            input: InputSupport::default(),
             capabilities: None,
             auth: None,
         }
@@ -134,25 +138,50 @@ impl ConnectOptions {
                 "invalid header name {name:?}"
             )));
         }
-        let value = expand_env(value.trim(), env).map_err(McpError::Unsupported)?;
+        let value =
+            expand_env(value.trim(), env).map_err(|e| McpError::Unsupported(e.to_string()))?;
         Ok((name, value))
+    }
+}
+
+/// Why a `${VAR}` could not be expanded (the message names the variable, never the text
+/// around it: header values are secrets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpandError {
+    /// The variable is not set: the value cannot be built now (a configured server with
+    /// it is disabled, the others are not).
+    Unset(String),
+    /// The text is not a valid use of `${…}`.
+    Malformed(String),
+}
+
+impl std::fmt::Display for ExpandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExpandError::Unset(var) => write!(f, "environment variable {var} is not set"),
+            ExpandError::Malformed(why) => f.write_str(why),
+        }
     }
 }
 
 /// Expand every `${VAR}` in `s` with `env`; errors name the variable, never the text around
 /// it (which may be a secret).
-pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or("`${` without a closing `}`")?;
+        let end = after
+            .find('}')
+            .ok_or_else(|| ExpandError::Malformed("`${` without a closing `}`".into()))?;
         let var = &after[..end];
         if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!("`${{{var}}}` is not an environment variable name"));
+            return Err(ExpandError::Malformed(format!(
+                "`${{{var}}}` is not an environment variable name"
+            )));
         }
-        let val = env(var).ok_or_else(|| format!("environment variable {var} is not set"))?;
+        let val = env(var).ok_or_else(|| ExpandError::Unset(var.to_string()))?;
         out.push_str(&val);
         rest = &after[end + 1..];
     }

@@ -38,15 +38,18 @@ pub enum McpError {
         message: String,
         data: Option<Value>,
     },
-    /// A non-success HTTP status without a usable JSON-RPC error body.
-    #[error("HTTP {status}{}{}", status_hint(*status), retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
+    /// A non-success HTTP status without a usable JSON-RPC error body. The message says
+    /// first, in words, what the status means for the user (not an MCP endpoint,
+    /// unauthorized, forbidden) and what to do about it.
+    #[error("{}{}", status_text(*status), retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
     Http {
         status: u16,
         retry_after: Option<Duration>,
         body: String,
     },
-    /// Connection refused, DNS, TLS, timeout, broken stream, dead child process.
-    #[error("transport: {0}")]
+    /// Connection refused, DNS, TLS, timeout, broken stream, dead child process (the
+    /// message says which, in words, first).
+    #[error("{0}")]
     Transport(String),
     /// A reply we could not make sense of.
     #[error("malformed reply: {0}")]
@@ -144,13 +147,60 @@ impl McpError {
     }
 }
 
-/// What a user should do about an HTTP status that retrying will not cure.
-fn status_hint(status: u16) -> &'static str {
+/// What an HTTP status means for the user, and what to do about one retrying will not cure.
+fn status_text(status: u16) -> String {
     match status {
         401 => {
-            " unauthorized: the server wants credentials (sign in with `taskrail auth login`, or pass --header)"
+            "unauthorized (HTTP 401): the server wants credentials (sign in with `taskrail auth \
+             login`, or pass --header)"
+                .into()
         }
-        403 => " forbidden: these credentials may not use this server",
-        _ => "",
+        403 => "forbidden (HTTP 403): these credentials may not use this server".into(),
+        404 | 405 | 501 => format!(
+            "not an MCP endpoint (HTTP {status}): the URL answers HTTP, but not MCP; check its \
+             path (MCP servers usually serve /mcp)"
+        ),
+        _ => format!("HTTP {status}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16) -> String {
+        McpError::Http {
+            status,
+            retry_after: None,
+            body: "<html>nope</html>".into(),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_failure_says_first_in_words_what_it_means_and_what_to_do() {
+        for status in [404, 405, 501] {
+            let text = http(status);
+            assert!(
+                text.starts_with(&format!("not an MCP endpoint (HTTP {status})")),
+                "{text}"
+            );
+            assert!(text.contains("check its path"), "{text}");
+        }
+        assert!(http(401).starts_with("unauthorized (HTTP 401)"));
+        assert!(http(401).contains("--header"));
+        assert!(http(403).starts_with("forbidden (HTTP 403)"));
+        assert_eq!(http(500), "HTTP 500");
+        let busy = McpError::Http {
+            status: 503,
+            retry_after: Some(Duration::from_secs(7)),
+            body: String::new(),
+        };
+        assert_eq!(busy.to_string(), "HTTP 503 (retry after 7 s)");
+        assert_eq!(
+            McpError::transport("connection refused: cannot connect").to_string(),
+            "connection refused: cannot connect",
+            "no `transport:` prefix before the words"
+        );
     }
 }

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, encode_header_value};
 use super::error::McpError;
-use super::jsonrpc::{Incoming, RequestId};
+use super::jsonrpc::{Inbound, Incoming, RequestId};
 use super::sse::{ResumeCell, sse_decode_tracked};
 use super::types::ErrorObject;
 
@@ -53,7 +53,7 @@ pub struct HttpTransport {
     extra: HeaderMap,
     session: RwLock<Option<String>>,
     protocol_version: RwLock<Option<String>>,
-    inbound: mpsc::Sender<Incoming>,
+    inbound: mpsc::Sender<Inbound>,
     max_bytes: usize,
     auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
@@ -76,7 +76,7 @@ impl HttpTransport {
     pub fn new(
         url: &str,
         opts: &ConnectOptions,
-        inbound: mpsc::Sender<Incoming>,
+        inbound: mpsc::Sender<Inbound>,
     ) -> Result<Self, McpError> {
         install_crypto_provider();
         let url = reqwest::Url::parse(url)
@@ -289,7 +289,11 @@ impl HttpTransport {
                         tracing::debug!(%rid, "ignoring a response for another request");
                     }
                     Ok(other) => {
-                        if self.inbound.send(other).await.is_err() {
+                        let inbound = Inbound {
+                            msg: other,
+                            via: Some(id.clone()),
+                        };
+                        if self.inbound.send(inbound).await.is_err() {
                             tracing::debug!("inbound channel closed; dropping a server message");
                         }
                     }
@@ -413,7 +417,12 @@ impl HttpTransport {
 
     /// Legacy: open the session's GET stream (server-initiated notifications and requests).
     /// Reconnects with backoff and `Last-Event-ID` (eventsource-client); ends on 404/405.
-    pub async fn open_get_stream(&self) -> Result<MessageStream, McpError> {
+    /// `ready` says whether the server has answered the GET (`Some(true)`), or will not
+    /// (`None`).
+    pub async fn open_get_stream(
+        &self,
+        ready: tokio::sync::watch::Sender<Option<bool>>,
+    ) -> Result<MessageStream, McpError> {
         let token = self.bearer().await?;
         use es::Client as _;
         use eventsource_client as es;
@@ -440,21 +449,34 @@ impl HttpTransport {
         }
         let client = b.build_with_transport(ReqwestSse(self.client.clone()));
         let max = self.max_bytes;
-        let stream = client.stream().filter_map(move |item| async move {
-            match item {
-                Ok(es::SSE::Event(ev)) if ev.data.trim().is_empty() => None,
-                Ok(es::SSE::Event(ev)) if ev.data.len() > max => Some(Err(McpError::TooLarge {
-                    size: ev.data.len(),
-                    limit: max,
-                })),
-                Ok(es::SSE::Event(ev)) => Some(Incoming::parse(&ev.data)),
-                Ok(_) => None,
-                Err(es::Error::UnexpectedResponse(r, _)) => Some(Err(McpError::Http {
-                    status: r.status(),
-                    retry_after: None,
-                    body: String::new(),
-                })),
-                Err(e) => Some(Err(McpError::transport(format!("GET stream: {e}")))),
+        let ready = std::sync::Arc::new(ready);
+        let stream = client.stream().filter_map(move |item| {
+            let ready = ready.clone();
+            async move {
+                match item {
+                    Ok(es::SSE::Connected(_)) => {
+                        ready.send_replace(Some(true));
+                        None
+                    }
+                    Ok(es::SSE::Event(ev)) if ev.data.trim().is_empty() => None,
+                    Ok(es::SSE::Event(ev)) if ev.data.len() > max => {
+                        Some(Err(McpError::TooLarge {
+                            size: ev.data.len(),
+                            limit: max,
+                        }))
+                    }
+                    Ok(es::SSE::Event(ev)) => Some(Incoming::parse(&ev.data)),
+                    Ok(_) => None,
+                    Err(es::Error::UnexpectedResponse(r, _)) => {
+                        ready.send_replace(None);
+                        Some(Err(McpError::Http {
+                            status: r.status(),
+                            retry_after: None,
+                            body: String::new(),
+                        }))
+                    }
+                    Err(e) => Some(Err(McpError::transport(format!("GET stream: {e}")))),
+                }
             }
         });
         // 404 (session gone) and 405 (no GET stream) are final; other errors are retried inside.
@@ -581,12 +603,25 @@ fn describe_reqwest_error(e: reqwest::Error) -> McpError {
     McpError::Transport(describe_error(&e))
 }
 
-/// reqwest's error in words: what failed, its innermost cause, and the redacted URL.
+/// reqwest's error in words, what happened first (connection refused, host not found, …),
+/// then its innermost cause and the redacted URL.
 pub(crate) fn describe_error(e: &reqwest::Error) -> String {
     use std::error::Error as _;
     let chain = error_chain(e);
+    let url = e
+        .url()
+        .map(|u| format!(" ({})", super::endpoint::redact_url(u.as_str())))
+        .unwrap_or_default();
+    let refused = chain
+        .iter()
+        .any(|s| s.to_ascii_lowercase().contains("connection refused"));
+    if e.is_connect() && refused {
+        return format!(
+            "connection refused: cannot connect{url}; is the server running, on this port?"
+        );
+    }
     let mut msg = if chain.iter().any(|s| s.starts_with("dns error")) {
-        "cannot resolve the host name".to_string()
+        "host not found: cannot resolve the host name".to_string()
     } else if is_tls_failure(e)
         || chain.iter().any(|s| {
             let s = s.to_ascii_lowercase();
@@ -611,9 +646,7 @@ pub(crate) fn describe_error(e: &reqwest::Error) -> String {
         msg.push_str(": ");
         msg.push_str(&last);
     }
-    if let Some(url) = e.url() {
-        msg.push_str(&format!(" ({})", super::endpoint::redact_url(url.as_str())));
-    }
+    msg.push_str(&url);
     msg
 }
 

@@ -74,6 +74,14 @@ pub fn error_response(id: &RequestId, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id.to_value(), "error": { "code": code, "message": message } })
 }
 
+/// A server message that arrived unasked, with the request whose reply stream carried it
+/// (`None`: the session stream, or a transport that cannot tell).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inbound {
+    pub msg: Incoming,
+    pub via: Option<RequestId>,
+}
+
 /// What one inbound message is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {

@@ -26,16 +26,16 @@ impl PendingInputs {
         }
     }
 
-    /// Remove a pending request and return the id to answer.
-    pub fn take(&self, task_id: &TaskId, key: &str) -> Option<RequestId> {
+    /// Remove a pending request and return the id to answer and the request.
+    pub fn take(&self, task_id: &TaskId, key: &str) -> Option<(RequestId, InputRequest)> {
         let mut map = self.by_task.lock().unwrap_or_else(|e| e.into_inner());
         let entry = map.get_mut(task_id)?;
         let pos = entry.iter().position(|(k, _, _)| k == key)?;
-        let (_, id, _) = entry.remove(pos);
+        let (_, id, request) = entry.remove(pos);
         if entry.is_empty() {
             map.remove(task_id);
         }
-        Some(id)
+        Some((id, request))
     }
 
     /// Add the task's pending requests to its snapshot; drop them once it is terminal.
@@ -84,7 +84,8 @@ mod tests {
         p.merge_into(&mut t);
         assert_eq!(t.input_requests.len(), 1);
         assert_eq!(
-            p.take(&TaskId::new("t1"), "elicitation-7"),
+            p.take(&TaskId::new("t1"), "elicitation-7")
+                .map(|(id, _)| id),
             Some(RequestId::Num(7))
         );
         assert_eq!(p.take(&TaskId::new("t1"), "elicitation-7"), None);

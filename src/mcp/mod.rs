@@ -4,10 +4,14 @@
 //! Must not import ratatui or crossterm: the engine, the CLI and the dashboard share it.
 
 pub mod auth;
+pub mod capabilities;
 pub mod client;
 pub mod endpoint;
 pub mod error;
+pub mod foreground;
+pub mod hosted;
 pub mod http;
+pub mod input;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod param_headers;
@@ -21,9 +25,11 @@ pub mod types;
 #[cfg(test)]
 mod decode_tests;
 
+pub use capabilities::InputSupport;
 pub use client::{LegacySession, McpClient};
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
+pub use input::InputKind;
 pub use push::{ServerPush, Subscription, SubscriptionEvent};
 pub use task_rules::{Verdict, judge, parse_time};
 pub use types::*;

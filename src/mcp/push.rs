@@ -33,6 +33,27 @@ pub enum ServerPush {
     },
     /// The tool list changed.
     ToolsChanged,
+    /// Legacy: an input request tied to none of our tasks, waiting under `key` for
+    /// [`McpClient::answer_foreground`](super::McpClient::answer_foreground). `call` is
+    /// the tag of the `tools/call` it came with: the one whose reply stream carried it
+    /// (`on_call_stream`), or else the only call in flight.
+    Foreground {
+        key: String,
+        request: InputRequest,
+        call: Option<u64>,
+        on_call_stream: bool,
+    },
+    /// A foreground request no longer needs an answer (the server cancelled the task it
+    /// hosted here).
+    ForegroundGone { key: String, reason: String },
+    /// `notifications/elicitation/complete` (2025-11-25): the server says the URL-mode
+    /// interaction `elicitation_id` is over.
+    ElicitationComplete { elicitation_id: String },
+    /// `roots/list` was answered from the config (for a task, or for the session).
+    RootsShared {
+        task_id: Option<TaskId>,
+        roots: Vec<String>,
+    },
 }
 
 /// What an open listen stream yields.

@@ -17,7 +17,7 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use super::endpoint::ConnectOptions;
 use super::error::McpError;
 use super::http::MessageStream;
-use super::jsonrpc::{self, Incoming, RequestId};
+use super::jsonrpc::{self, Inbound, Incoming, RequestId};
 use super::types::ErrorObject;
 
 type Reply = Result<Value, ErrorObject>;
@@ -47,7 +47,7 @@ impl StdioTransport {
     pub fn spawn(
         argv: &[String],
         opts: &ConnectOptions,
-        inbound: mpsc::Sender<Incoming>,
+        inbound: mpsc::Sender<Inbound>,
     ) -> Result<Self, McpError> {
         let (program, args) = argv
             .split_first()
@@ -220,7 +220,7 @@ fn tokio_stream_from(
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
-async fn route(routes: &Mutex<Routes>, inbound: &mpsc::Sender<Incoming>, msg: Incoming) {
+async fn route(routes: &Mutex<Routes>, inbound: &mpsc::Sender<Inbound>, msg: Incoming) {
     enum To {
         Pending(oneshot::Sender<Reply>, Reply),
         Stream(mpsc::Sender<Result<Incoming, McpError>>, Incoming),
@@ -268,7 +268,7 @@ async fn route(routes: &Mutex<Routes>, inbound: &mpsc::Sender<Incoming>, msg: In
             let _ = tx.send(Ok(m)).await;
         }
         To::Inbound(m) => {
-            let _ = inbound.send(m).await;
+            let _ = inbound.send(Inbound { msg: m, via: None }).await;
         }
     }
 }

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use super::endpoint::{ConnectOptions, Endpoint};
 use super::error::McpError;
 use super::http::{HttpTransport, MessageStream, Routing};
-use super::jsonrpc::{Incoming, RequestId};
+use super::jsonrpc::{Inbound, RequestId};
 use super::stdio::StdioTransport;
 use super::types::ErrorObject;
 
@@ -21,7 +21,7 @@ impl Transport {
     pub fn open(
         endpoint: &Endpoint,
         opts: &ConnectOptions,
-        inbound: mpsc::Sender<Incoming>,
+        inbound: mpsc::Sender<Inbound>,
     ) -> Result<Self, McpError> {
         match endpoint {
             Endpoint::Http { url } => Ok(Transport::Http(HttpTransport::new(url, opts, inbound)?)),

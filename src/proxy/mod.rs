@@ -34,7 +34,7 @@ use crate::engine::{
 };
 use crate::ledger::LedgerHandle;
 use crate::mcp::jsonrpc::Incoming;
-use crate::mcp::{ErrorObject, McpClient};
+use crate::mcp::{ErrorObject, InputSupport, McpClient};
 
 pub use http::serve_http;
 pub use stdio::serve_stdio;
@@ -104,7 +104,7 @@ fn sharing_connector(
                 .await
                 .ok()
                 .and_then(|c| c.clone());
-            options.capabilities = caps.map(|c| upstream_capabilities(&c));
+            options.capabilities = caps.map(|c| upstream_capabilities(&c, &options.input));
             let (client, pushes): Connection = McpClient::connect(endpoint, options).await?;
             client.tap(tap);
             let info = client.info();
@@ -119,18 +119,29 @@ fn sharing_connector(
     }))
 }
 
-/// What the proxy declares upstream for a host declaring `caps`: the host's sampling, roots
-/// and elicitation (it can answer them), form elicitation always (the dashboard answers a
-/// task's input), and no client-side tasks (requests for them are not routed back).
-fn upstream_capabilities(caps: &Value) -> Value {
+/// What the proxy declares upstream for a host declaring `caps` and a config entry
+/// offering `input`: the host's sampling, roots and elicitation (it can answer them), what
+/// taskrail answers itself (form and URL elicitation, where the dashboard answers a task's
+/// input; the config's sampling; the config's roots, answered here instead of the host's),
+/// and no client-side tasks (requests for them are not routed back).
+fn upstream_capabilities(caps: &Value, input: &InputSupport) -> Value {
     let mut out = caps.as_object().cloned().unwrap_or_default();
     out.remove("tasks");
     out.remove("extensions");
-    let elicit = out
-        .entry("elicitation")
-        .or_insert_with(|| serde_json::json!({}));
-    if let Some(e) = elicit.as_object_mut() {
-        e.entry("form").or_insert_with(|| serde_json::json!({}));
+    let Value::Object(mut ours) = input.legacy() else {
+        return Value::Object(out);
+    };
+    ours.remove("tasks");
+    if let Some(roots) = ours.remove("roots") {
+        out.insert("roots".into(), roots);
+    }
+    for (kind, offer) in ours {
+        let entry = out.entry(kind).or_insert_with(|| serde_json::json!({}));
+        if let (Some(entry), Value::Object(offer)) = (entry.as_object_mut(), offer) {
+            for (k, v) in offer {
+                entry.entry(k).or_insert(v);
+            }
+        }
     }
     Value::Object(out)
 }
@@ -371,14 +382,33 @@ mod tests {
 
     #[test]
     fn upstream_capabilities_follow_the_host() {
-        let caps = upstream_capabilities(&json!({
-            "sampling": {}, "roots": {"listChanged": true}, "tasks": {"requests": {}}
-        }));
+        let plain = InputSupport::default();
+        let caps = upstream_capabilities(
+            &json!({
+                "sampling": {}, "roots": {"listChanged": true}, "tasks": {"requests": {}},
+                "elicitation": {"form": {"applyDefaults": true}}
+            }),
+            &plain,
+        );
         assert!(caps["sampling"].is_object());
         assert_eq!(caps["roots"]["listChanged"], true);
-        assert!(caps["elicitation"]["form"].is_object());
+        assert_eq!(caps["elicitation"]["form"]["applyDefaults"], true);
+        assert!(caps["elicitation"]["url"].is_object());
         assert!(caps.get("tasks").is_none());
-        let bare = upstream_capabilities(&json!({}));
-        assert_eq!(bare, json!({"elicitation": {"form": {}}}));
+        let bare = upstream_capabilities(&json!({}), &plain);
+        assert_eq!(bare, json!({"elicitation": {"form": {}, "url": {}}}));
+    }
+
+    #[test]
+    fn upstream_capabilities_add_what_the_config_offers() {
+        let configured = InputSupport {
+            sampling: true,
+            roots: Some(vec!["file:///work/repo".into()]),
+        };
+        let caps = upstream_capabilities(&json!({"roots": {"listChanged": true}}), &configured);
+        assert!(caps["sampling"].is_object());
+        // The config's roots are answered here: no list changes are promised.
+        assert_eq!(caps["roots"]["listChanged"], false);
+        assert!(caps.get("tasks").is_none());
     }
 }

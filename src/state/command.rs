@@ -6,7 +6,7 @@ use tui_input::Input;
 
 use super::keys::{Key, KeyCode};
 use super::modal::Modal;
-use super::{Effect, Now, SortColumn, State, hints, inbox, line_edit};
+use super::{Effect, Now, SortColumn, State, hints, inbox, line_edit, servers};
 use crate::engine::{NoticeLevel, ServerId};
 
 /// The commands, with their argument synopsis (shown in help and errors).
@@ -15,6 +15,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "server",
         "NAME|all  show one server's tasks (all: every server)",
     ),
+    ("servers", "  every server: address, push, health, requests"),
     ("filter", "REGEX  filter the rows (empty: clear)"),
     (
         "sort",
@@ -41,6 +42,7 @@ pub enum Command {
     Sort(SortColumn, Option<bool>),
     Export(Option<String>),
     Theme(String),
+    Servers,
     Inbox,
     Hints,
     Help,
@@ -131,6 +133,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             }
             Command::Theme(arg.to_string())
         }
+        "servers" => Command::Servers,
         "inbox" => Command::Inbox,
         "login" => Command::SignIn(server_arg(arg, state)?),
         "redirect" if arg.is_empty() => {
@@ -317,6 +320,7 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
             state.theme = name.clone();
             fx.push(Effect::SetTheme(name));
         }
+        Command::Servers => servers::open_view(state),
         Command::Inbox => inbox::open(state),
         Command::SignIn(server) => super::signin::sign_in(state, server, now, fx),
         Command::Redirect(url) => super::signin::pasted(state, url, now, fx),

@@ -81,6 +81,24 @@ impl Write for Limited {
     }
 }
 
+/// Break `text` into lines of at most `width` characters at spaces (a longer word gets a
+/// line of its own).
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("never empty");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
 /// Pretty JSON, cut after `MAX_JSON_BYTES` and `max_lines` lines.
 pub fn json_lines(v: &Value, max_lines: usize) -> Vec<DocLine> {
     let mut w = Limited {
@@ -231,6 +249,13 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         out.push(DocLine::field("started by", by));
     }
     out.push(DocLine::field("state", phase_text(row)));
+    if let Some(why) = row.failure_reason() {
+        out.push(DocLine {
+            kind: LineKind::Error,
+            label: Some("reason".to_string()),
+            text: why,
+        });
+    }
     if let Some(m) = row.task.as_ref().and_then(|t| t.status_message.as_ref()) {
         out.push(DocLine::field("message", m));
     }
@@ -383,6 +408,9 @@ pub(super) fn scroll(state: &mut State, delta: isize) -> bool {
         Some(Modal::Detail(d)) => &mut d.scroll,
         Some(Modal::Doc(d)) => &mut d.scroll,
         Some(Modal::Help { scroll }) => scroll,
+        Some(Modal::Roots(v)) => &mut v.scroll,
+        Some(Modal::Consent(v)) => &mut v.scroll,
+        Some(Modal::Sampling(v)) => &mut v.scroll,
         _ => return false,
     };
     *slot = slot.saturating_add_signed(delta).min(usize::MAX / 2);

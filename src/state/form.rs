@@ -172,12 +172,13 @@ impl Field {
                     .map(|(c, _)| Value::String(c.value.clone()))
                     .collect();
                 let n = picked.len() as u64;
+                // An optional list left empty is left out: `minItems` binds only a list
+                // that is sent.
+                if n == 0 && !self.required {
+                    return Ok(None);
+                }
                 if n == 0 && min_items.is_none() {
-                    return if self.required {
-                        Err("pick at least one".into())
-                    } else {
-                        Ok(None)
-                    };
+                    return Err("pick at least one".into());
                 }
                 if let Some(min) = min_items.filter(|m| n < *m) {
                     return Err(format!("pick at least {min}"));
@@ -199,24 +200,55 @@ impl Field {
         }
     }
 
+    /// Pre-fill the field with a schema's `default` (a default of the wrong type is left out).
     fn set_default(&mut self, default: &Value) {
-        match (&self.kind, default) {
+        let _ = self.load(default);
+    }
+
+    /// Put a JSON value into the field as if it had been entered: a value of the wrong type,
+    /// or an option the field does not offer, is an error (valid options still load).
+    pub fn load(&mut self, v: &Value) -> Result<(), String> {
+        match (&self.kind, v) {
             (FieldKind::Text { .. }, Value::String(s)) => self.input = Input::new(s.clone()),
+            (FieldKind::Text { .. }, _) => return Err("must be a string".into()),
             (FieldKind::Number { .. }, Value::Number(n)) => self.input = Input::new(n.to_string()),
+            (FieldKind::Number { integer, .. }, _) => {
+                return Err(if *integer {
+                    "must be a whole number"
+                } else {
+                    "must be a number"
+                }
+                .into());
+            }
             (FieldKind::Bool, Value::Bool(b)) => self.checked = *b,
-            (FieldKind::Select { options }, Value::String(s)) => {
-                self.chosen = options.iter().position(|c| &c.value == s);
+            (FieldKind::Bool, _) => return Err("must be true or false".into()),
+            (FieldKind::Select { options }, v) => {
+                self.chosen = options.iter().position(|c| c.value == scalar_text(v));
+                if self.chosen.is_none() {
+                    return Err(one_of(options));
+                }
             }
             (FieldKind::Multi { options, .. }, Value::Array(items)) => {
                 for (i, c) in options.iter().enumerate() {
                     self.ticked[i] = items.iter().any(|v| v.as_str() == Some(&c.value));
                 }
+                if let Some(bad) = items
+                    .iter()
+                    .find(|v| !options.iter().any(|c| v.as_str() == Some(&c.value)))
+                {
+                    return Err(format!(
+                        "{} is not an option ({})",
+                        sanitize_line(&bad.to_string(), 40),
+                        one_of(options)
+                    ));
+                }
             }
+            (FieldKind::Multi { .. }, _) => return Err("must be a list of options".into()),
             (FieldKind::Json, v) => {
                 self.area = TextArea::new(&serde_json::to_string_pretty(v).unwrap_or_default())
             }
-            _ => {}
         }
+        Ok(())
     }
 
     /// Handle a key meant for the field itself. Returns whether it was used. A change of
@@ -353,6 +385,11 @@ fn choices(list: &[Value], labels: Option<&Vec<Value>>) -> Vec<Choice> {
             Some(Choice { value, label })
         })
         .collect()
+}
+
+fn one_of(options: &[Choice]) -> String {
+    let names: Vec<&str> = options.iter().map(|c| c.value.as_str()).collect();
+    format!("must be one of: {}", sanitize_line(&names.join(", "), 200))
 }
 
 fn scalar_text(v: &Value) -> String {
@@ -505,4 +542,50 @@ impl Form {
             self.focus = i;
         }
     }
+}
+
+/// Where a response's `content` does not fit the request's `requestedSchema`: the field
+/// (sanitized) and why, in the words the form uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentProblem {
+    pub field: String,
+    pub why: String,
+}
+
+/// Check `content` against `schema` as the input form checks what a person entered:
+/// required fields, types, lengths, formats, ranges, options; a key the schema does not
+/// have is a problem too. A schema the form cannot express is not checked. Pure.
+pub fn check_content(schema: &Value, content: &Map<String, Value>) -> Result<(), ContentProblem> {
+    let mut form = Form::default();
+    if form.append_schema(0, schema).is_none() {
+        return Ok(());
+    }
+    let problem = |field: &str, why: String| ContentProblem {
+        field: sanitize_line(field, 60),
+        why,
+    };
+    for field in &mut form.fields {
+        let Some(v) = content.get(&field.name) else {
+            if field.required {
+                return Err(problem(&field.name, "required".into()));
+            }
+            continue;
+        };
+        field.load(v).map_err(|why| problem(&field.name, why))?;
+        field.value().map_err(|why| problem(&field.name, why))?;
+    }
+    if let Some(extra) = content
+        .keys()
+        .find(|k| !form.fields.iter().any(|f| &f.name == *k))
+    {
+        let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
+        return Err(problem(
+            extra,
+            format!(
+                "not a field of the request (fields: {})",
+                sanitize_line(&names.join(", "), 200)
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -1,20 +1,26 @@
 //! The forms: keys inside a form (typing into the focused field, focus moves, toggles),
-//! and the input form's whole life — opened on a task waiting for input, answered
-//! (accept with content, URL consent, decline, cancel) as one `Answer` command, marked
-//! "answer sent" until the engine reports back, closed when its task ends. The new-task
-//! argument form is submitted by `new_task`. Pure; effects are returned, never executed.
+//! and the life of every view answering input — opened on a task waiting for input (or a
+//! request outside any task) as the view its requests need (the form, URL consent,
+//! sampling, roots), answered (accept with content, decline, cancel) as one `Answer`
+//! command (or `AnswerForeground`), marked "answer sent" until the engine reports back,
+//! closed when its task ends. The new-task argument form is submitted by `new_task`.
+//! Pure; effects are returned, never executed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
+use super::consent::ConsentView;
 use super::form::{FieldKind, Form};
 use super::keymap::Action;
 use super::keys::{Key, KeyCode};
-use super::modal::{InputForm, Modal, SectionKind};
+use super::modal::{InputForm, InputTarget, Modal, SectionKind, task_title};
+use super::offers::Answering;
+use super::sampling::{self, SamplingView};
 use super::task::AnswerMark;
-use super::{Effect, Now, State, TaskKey};
+use super::{Effect, Now, State, TaskKey, foreground, roots};
 use crate::engine::{EngineCommand, NoticeLevel};
+use crate::mcp::InputRequest;
 
 fn top_form(state: &mut State) -> Option<&mut Form> {
     match state.modals.last_mut()? {
@@ -89,39 +95,90 @@ pub(super) fn open(state: &mut State, key: Option<TaskKey>, now: Now) {
     if row.pending.is_empty() {
         let text = if row.answer.is_some() {
             "answer sent; waiting for the server to move on"
+        } else if row.needs_input() {
+            "the server has not sent its input request yet; try again in a moment"
         } else {
             "this task is not waiting for input"
         };
         return state.notify(NoticeLevel::Info, text, now);
     }
-    let form = InputForm::build(row);
-    state.modals.push(Modal::Input(Box::new(form)));
+    let (target, title, requests) = (
+        InputTarget::Task(row.key.clone()),
+        task_title(row),
+        row.pending.clone(),
+    );
+    open_requests(state, target, title, &requests, now);
 }
 
-/// Decline (`Decline`) or dismiss (`Dismiss`, answered `cancel`) every request of the open
-/// input form; on the argument form, dismiss closes it.
+/// Open the view answering `target`: a task's pending requests, or one request outside
+/// any task.
+pub(super) fn open_target(state: &mut State, target: &InputTarget, now: Now) {
+    match target {
+        InputTarget::Task(key) => open(state, Some(key.clone()), now),
+        InputTarget::Foreground { server, key } => foreground::open(state, server, key, now),
+    }
+}
+
+/// Open the view `requests` need: the form for form-mode requests (and unknown kinds,
+/// shown as JSON), else the consent view of the first link, else the sampling view, else
+/// the roots view (roots are only asked here when not offered).
+pub(super) fn open_requests(
+    state: &mut State,
+    target: InputTarget,
+    title: String,
+    requests: &BTreeMap<String, InputRequest>,
+    _now: Now,
+) {
+    let of = |want: &[Answering]| {
+        requests
+            .iter()
+            .filter(|(_, r)| want.contains(&Answering::of(r)))
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect::<BTreeMap<String, InputRequest>>()
+    };
+    let forms = of(&[Answering::Form, Answering::Unknown]);
+    let modal = if !forms.is_empty() {
+        Modal::Input(Box::new(InputForm::build(target, title, &forms)))
+    } else if let Some((k, r)) = of(&[Answering::Consent]).into_iter().next() {
+        Modal::Consent(Box::new(ConsentView::build(target, title, &k, &r)))
+    } else if let Some((k, r)) = of(&[Answering::Sampling]).into_iter().next() {
+        Modal::Sampling(Box::new(SamplingView::build(state, target, title, &k, &r)))
+    } else {
+        return roots::open_for(state, target.server().clone());
+    };
+    state.modals.push(modal);
+}
+
+/// Decline (`Decline`) or dismiss (`Dismiss`, answered `cancel`) the requests of the open
+/// view (every section of the form; the link of the consent view; a sampling request is
+/// refused); on the argument form, dismiss closes it.
 pub(super) fn decline(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) {
     let verdict = if action == Action::Decline {
         "decline"
     } else {
         "cancel"
     };
-    if matches!(state.modals.last(), Some(Modal::Input(_))) {
-        if state.refuse_read_only(now) {
+    let (target, keys): (InputTarget, Vec<String>) = match state.modals.last() {
+        Some(Modal::Input(form)) => (
+            form.target.clone(),
+            form.sections.iter().map(|s| s.input_key.clone()).collect(),
+        ),
+        Some(Modal::Consent(c)) => (c.target.clone(), vec![c.input_key.clone()]),
+        Some(Modal::Sampling(_)) => return sampling::refuse(state, now, fx),
+        Some(Modal::ToolForm(_)) if action == Action::Dismiss => {
+            state.modals.pop();
             return;
         }
-        let Some(Modal::Input(form)) = state.modals.last() else {
-            return;
-        };
-        let responses = form
-            .sections
-            .iter()
-            .map(|s| (s.input_key.clone(), json!({ "action": verdict })))
-            .collect();
-        send_answer(state, responses, fx);
-    } else if action == Action::Dismiss {
-        state.modals.pop();
+        _ => return,
+    };
+    if state.refuse_read_only(now) {
+        return;
     }
+    let responses = keys
+        .into_iter()
+        .map(|k| (k, json!({ "action": verdict })))
+        .collect();
+    send(state, target, responses, fx);
 }
 
 /// Validate the open input form and send what it accepts.
@@ -145,9 +202,6 @@ pub(super) fn submit(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
                 }
                 Err(n) => errors += n,
             },
-            SectionKind::Url { .. } => {
-                responses.insert(section.input_key.clone(), json!({ "action": "accept" }));
-            }
             SectionKind::Unsupported { .. } => {}
         }
     }
@@ -164,15 +218,37 @@ pub(super) fn submit(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         form.error = Some("nothing here can be accepted; decline instead".to_string());
         return;
     }
-    send_answer(state, responses, fx);
+    let target = form.target.clone();
+    send(state, target, responses, fx);
 }
 
-/// Send the responses, mark the row "answer sent", close the form.
-fn send_answer(state: &mut State, responses: BTreeMap<String, Value>, fx: &mut Vec<Effect>) {
-    let Some(Modal::Input(form)) = state.modals.pop() else {
-        return;
+/// Send the responses to `target` and close the view answering it: a task's row is
+/// marked "answer sent" (one `Answer`); a request outside any task leaves the list (one
+/// `AnswerForeground` per request).
+pub(super) fn send(
+    state: &mut State,
+    target: InputTarget,
+    responses: BTreeMap<String, Value>,
+    fx: &mut Vec<Effect>,
+) {
+    if state.modals.last().and_then(Modal::target) == Some(&target) {
+        state.modals.pop();
+    }
+    let key = match target {
+        InputTarget::Task(key) => key,
+        InputTarget::Foreground { server, .. } => {
+            for (key, response) in responses {
+                foreground::answered(state, &server, &key);
+                fx.push(Effect::Engine(EngineCommand::AnswerForeground {
+                    server: server.clone(),
+                    key,
+                    response,
+                }));
+            }
+            return;
+        }
     };
-    if let Some(row) = state.tasks.get_mut(&form.key) {
+    if let Some(row) = state.tasks.get_mut(&key) {
         let mut requests = BTreeMap::new();
         for k in responses.keys() {
             if let Some(req) = row.pending.remove(k) {
@@ -194,8 +270,8 @@ fn send_answer(state: &mut State, responses: BTreeMap<String, Value>, fx: &mut V
         state.board.dirty = true;
     }
     fx.push(Effect::Engine(EngineCommand::Answer {
-        server: form.key.server.clone(),
-        task_id: form.key.task_id.clone(),
+        server: key.server.clone(),
+        task_id: key.task_id.clone(),
         responses,
     }));
 }
@@ -231,12 +307,11 @@ pub(super) fn answer_failed(
     state.notify(NoticeLevel::Error, &text, now);
 }
 
-/// A terminal or expired task closes its open input form without sending anything.
+/// A terminal or expired task closes its open answering views without sending anything.
 pub(super) fn close_for_ended_task(state: &mut State, key: &TaskKey, now: Now) {
     let before = state.modals.len();
-    state
-        .modals
-        .retain(|m| !matches!(m, Modal::Input(f) if &f.key == key));
+    let target = InputTarget::Task(key.clone());
+    state.modals.retain(|m| m.target() != Some(&target));
     if state.modals.len() != before {
         let text = format!(
             "task {} ended while its form was open; nothing was sent",

@@ -3,7 +3,7 @@
 //! time a kind shows, and the document listing them with advice for the server's authors.
 //! Must not render or do I/O.
 
-use super::detail::{DocLine, LineKind};
+use super::detail::{DocLine, LineKind, wrap_words};
 use super::modal::{DocView, Modal};
 use super::{Now, ServerState, State};
 use crate::engine::{Hint, NoticeLevel, ServerId};
@@ -64,23 +64,6 @@ pub(super) fn open(state: &mut State) {
     }));
 }
 
-/// Break `text` into lines of at most `width` characters at spaces.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split_whitespace() {
-        let last = lines.last_mut().expect("never empty");
-        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
-            lines.push(word.to_string());
-        } else {
-            if !last.is_empty() {
-                last.push(' ');
-            }
-            last.push_str(word);
-        }
-    }
-    lines
-}
-
 /// Every server's hints with advice, for the hints view.
 pub fn hints_doc(state: &State) -> Vec<DocLine> {
     let mut out = Vec::new();
@@ -108,7 +91,7 @@ pub fn hints_doc(state: &State) -> Vec<DocLine> {
                 "since",
                 r.first_at.format("%H:%M:%S UTC").to_string(),
             ));
-            for line in wrap(r.hint.advice(), 76) {
+            for line in wrap_words(r.hint.advice(), 76) {
                 out.push(DocLine::new(LineKind::Body, line));
             }
             out.push(DocLine::new(LineKind::Dim, ""));

@@ -1,10 +1,11 @@
-//! The input inbox: one queue of every pending input request across all servers and
-//! tasks, oldest first (by when the request was first seen), its popup (open, move,
-//! answer the selected entry in place) and the first-seen times it is ordered by.
+//! The input inbox: one queue of every pending input request across all servers, tasks
+//! and requests outside any task, oldest first (by when the request was first seen), its
+//! popup (open, move, answer the selected entry in place) and the first-seen times it is
+//! ordered by.
 //! Derived from `State` on demand, so it can never disagree with the rows. Must not
 //! render or do I/O.
 
-use super::modal::Modal;
+use super::modal::{InputTarget, Modal};
 use super::{Now, State, TaskKey, forms};
 use crate::engine::{NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
@@ -12,7 +13,8 @@ use crate::sanitize::sanitize_line;
 /// One pending input request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InboxEntry {
-    pub task: TaskKey,
+    /// A task's request, or one outside any task.
+    pub target: InputTarget,
     pub input_key: String,
     pub tool: Option<String>,
     /// `elicitation/create`, `sampling/createMessage`, …
@@ -36,7 +38,7 @@ pub fn entries(state: &State) -> Vec<InboxEntry> {
         .filter(|r| !r.is_terminal() && !r.expired)
         .flat_map(|row| {
             row.pending.iter().map(move |(k, req)| InboxEntry {
-                task: row.key.clone(),
+                target: InputTarget::Task(row.key.clone()),
                 input_key: k.clone(),
                 tool: row.tool.clone(),
                 method: sanitize_line(&req.method, 40),
@@ -49,16 +51,38 @@ pub fn entries(state: &State) -> Vec<InboxEntry> {
             })
         })
         .collect();
+    out.extend(state.foreground.iter().map(|f| InboxEntry {
+        target: f.target(),
+        input_key: f.key.clone(),
+        tool: (!f.tool.is_empty()).then(|| f.tool.clone()),
+        method: sanitize_line(&f.request.method, 40),
+        message: sanitize_line(f.request.message().unwrap_or(""), 200),
+        since: Some(f.since),
+    }));
+    let order = |e: &InboxEntry| match &e.target {
+        InputTarget::Task(k) => (k.server.clone(), k.task_id.as_str().to_string()),
+        InputTarget::Foreground { server, .. } => (server.clone(), String::new()),
+    };
     out.sort_by(|a, b| {
         // unknown times last; ties by server, task and key for a stable order
-        (a.since.is_none(), a.since, &a.task, &a.input_key).cmp(&(
+        (a.since.is_none(), a.since, order(a), &a.input_key).cmp(&(
             b.since.is_none(),
             b.since,
-            &b.task,
+            order(b),
             &b.input_key,
         ))
     });
     out
+}
+
+impl InboxEntry {
+    /// The task's short id, or "—" for a request outside any task.
+    pub fn short_id(&self) -> String {
+        match &self.target {
+            InputTarget::Task(k) => k.task_id.prefix(),
+            InputTarget::Foreground { .. } => "—".to_string(),
+        }
+    }
 }
 
 impl InboxView {
@@ -74,12 +98,17 @@ impl InboxView {
 }
 
 impl State {
-    /// Tasks of `server` waiting for the user's input.
+    /// Tasks of `server` waiting for the user's input, and its requests outside any task.
     pub fn inbox(&self, server: &ServerId) -> usize {
         self.tasks
             .values()
             .filter(|r| &r.key.server == server && r.needs_input())
             .count()
+            + self
+                .foreground
+                .iter()
+                .filter(|f| &f.server == server)
+                .count()
     }
 }
 
@@ -115,7 +144,7 @@ pub(super) fn answer_selected(state: &mut State, now: Now) {
     if state.refuse_read_only(now) {
         return;
     }
-    forms::open(state, Some(entry.task.clone()), now);
+    forms::open_target(state, &entry.target, now);
 }
 
 /// Remember when a request was first seen (the inbox's order).

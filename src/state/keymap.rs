@@ -71,6 +71,12 @@ actions! {
     CommandCancel = "command_cancel",
     Complete = "complete",
     Hints = "hints",
+    OpenUrl = "open_url",
+    CopyUrl = "copy_url",
+    Done = "done",
+    RunCommand = "run_command",
+    Roots = "roots",
+    Servers = "servers",
     SignIn = "sign_in",
 }
 
@@ -92,15 +98,21 @@ pub enum Context {
     Picker,
     Help,
     Command,
+    /// The URL consent view.
+    Consent,
+    /// The sampling view (the reply is typed here).
+    Sampling,
 }
 
 impl Context {
-    pub const ALL: [Context; 9] = [
+    pub const ALL: [Context; 11] = [
         Context::Board,
         Context::Filter,
         Context::Command,
         Context::Detail,
         Context::Form,
+        Context::Consent,
+        Context::Sampling,
         Context::Confirm,
         Context::Picker,
         Context::Help,
@@ -118,6 +130,8 @@ impl Context {
             Context::Picker => "picker",
             Context::Help => "help",
             Context::Command => "command",
+            Context::Consent => "consent",
+            Context::Sampling => "sampling",
         }
     }
 
@@ -125,13 +139,15 @@ impl Context {
         match self {
             Context::Global => "Everywhere",
             Context::Board => "Task table",
-            Context::Filter => "Filter line",
+            Context::Filter => "Filter lines (the table's and a picker's `/`)",
             Context::Detail => "Detail and result views",
             Context::Form => "Forms",
             Context::Confirm => "Confirmation",
             Context::Picker => "Pickers",
             Context::Help => "Help",
             Context::Command => "Command line (`:`)",
+            Context::Consent => "Link consent (URL-mode input)",
+            Context::Sampling => "Sampling (the server asks for an LLM reply)",
         }
     }
 }

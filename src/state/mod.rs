@@ -8,7 +8,9 @@ pub mod alerts;
 pub mod board;
 mod cancel;
 pub mod command;
+pub mod consent;
 pub mod detail;
+pub mod foreground;
 pub mod form;
 mod forms;
 pub mod hints;
@@ -20,8 +22,11 @@ pub mod modal;
 pub mod mouse;
 mod new_task;
 pub mod notices;
+pub mod offers;
 pub mod progress;
+pub mod roots;
 mod rows;
+pub mod sampling;
 pub mod servers;
 mod signin;
 pub mod task;
@@ -33,18 +38,21 @@ mod update;
 mod tests;
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use crate::engine::{EngineCommand, EngineEvent, TaskId};
 
 pub use crate::engine::{NoticeLevel, ServerId, Tombstone};
-pub use crate::mcp::TaskStatus;
+pub use crate::mcp::{TaskStatus, ToolInfo};
 pub use alerts::{Alert, AlertKind};
 pub use board::{Board, SortColumn, Tab};
 pub use keymap::{Action, Context, Keymap};
 pub use keys::{Key, KeyCode};
+pub use modal::InputTarget;
 pub use modal::Modal;
 pub use mouse::{Hit, Mouse};
 pub use notices::{NOTICE_SECS, Notice};
+pub use offers::{SamplingSetup, ServerInput};
 pub use servers::{Health, ServerState};
 pub use signin::{SignInState, sign_in_key};
 pub use task::TaskRow;
@@ -100,6 +108,16 @@ pub enum Msg {
     Mouse(Mouse),
     /// The result of an `Effect::Export`: the file written, or why not.
     Exported(Result<String, String>),
+    /// Open the view answering these requests (a one-request prompt starts with it).
+    Answer(InputTarget),
+    /// An `Effect::OpenBrowser` could not start the browser.
+    BrowserFailed(String),
+    /// An `Effect::RunSampling` ended: the command's stdout, or why it failed.
+    SamplingFinished {
+        target: InputTarget,
+        input_key: String,
+        result: Result<String, String>,
+    },
 }
 
 /// What the reducer asks the loop to do.
@@ -116,6 +134,19 @@ pub enum Effect {
     },
     /// Draw with the named theme from now on.
     SetTheme(String),
+    /// Open a link (already checked: http or https) in the browser (`$BROWSER`).
+    OpenBrowser(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// Run a server's sampling command (approved by the person) with `input` as JSON on
+    /// its stdin; its stdout comes back as `Msg::SamplingFinished`.
+    RunSampling {
+        target: InputTarget,
+        input_key: String,
+        command: String,
+        timeout: Duration,
+        input: serde_json::Value,
+    },
     Quit,
 }
 
@@ -141,6 +172,14 @@ pub struct State {
     /// Theme names `:theme` offers, and the one in use.
     pub themes: Vec<String>,
     pub theme: String,
+    /// Input requests outside any task, oldest first.
+    pub foreground: Vec<foreground::ForegroundInput>,
+    /// What each server is offered beyond forms and links (sampling, roots).
+    pub input: HashMap<ServerId, ServerInput>,
+    /// Roots answered from the config, per server.
+    pub roots_shared: HashMap<ServerId, Vec<roots::RootsShare>>,
+    /// Sampling replies typed (or produced) but not sent yet, by request.
+    pub drafts: HashMap<(InputTarget, String), String>,
 }
 
 impl State {
@@ -160,6 +199,10 @@ impl State {
             input_since: HashMap::new(),
             themes: vec!["dark".to_string()],
             theme: "dark".to_string(),
+            foreground: Vec::new(),
+            input: HashMap::new(),
+            roots_shared: HashMap::new(),
+            drafts: HashMap::new(),
         }
     }
 
@@ -199,9 +242,12 @@ impl State {
         }
         match self.modals.last() {
             Some(Modal::Confirm(_)) => Context::Confirm,
-            Some(Modal::Detail(_) | Modal::Doc(_)) => Context::Detail,
+            Some(Modal::Detail(_) | Modal::Doc(_) | Modal::Roots(_)) => Context::Detail,
             Some(Modal::Input(_) | Modal::ToolForm(_)) => Context::Form,
+            Some(Modal::Consent(_)) => Context::Consent,
+            Some(Modal::Sampling(_)) => Context::Sampling,
             Some(Modal::Help { .. }) => Context::Help,
+            Some(m) if m.picker().is_some_and(|p| p.editing()) => Context::Filter,
             Some(Modal::ServerPicker(_) | Modal::ToolPicker(_) | Modal::Inbox(_)) => {
                 Context::Picker
             }

@@ -1,15 +1,23 @@
-//! The modal stack's entries: confirmations, the detail and result views, the input form
-//! answering a task's requests, the help, and the new-task pickers and argument form.
+//! The modal stack's entries: confirmations, the detail and result views, the views
+//! answering input (the form, URL consent, sampling) and whose requests they answer, the
+//! roots view, the help, and the new-task pickers and argument form.
 //! Builders turn server data into them; they never send anything themselves.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
+use tui_input::{Input, InputRequest as EditRequest};
 
 use super::TaskKey;
+use super::consent::ConsentView;
 use super::detail::{DocLine, json_lines};
 use super::form::Form;
+use super::offers::Answering;
+use super::roots::RootsView;
+use super::sampling::SamplingView;
 use super::task::TaskRow;
 use crate::engine::ServerId;
-use crate::mcp::ToolInfo;
+use crate::mcp::{InputRequest, ToolInfo};
 use crate::sanitize::sanitize_line;
 
 /// What a confirmation does when accepted.
@@ -51,14 +59,30 @@ pub struct DocView {
     pub scroll: usize,
 }
 
-/// How one pending request is answered.
+/// Whose requests an answering view answers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum InputTarget {
+    /// A task's input requests.
+    Task(TaskKey),
+    /// A request outside any task, by the engine's key.
+    Foreground { server: ServerId, key: String },
+}
+
+impl InputTarget {
+    pub fn server(&self) -> &ServerId {
+        match self {
+            InputTarget::Task(k) => &k.server,
+            InputTarget::Foreground { server, .. } => server,
+        }
+    }
+}
+
+/// How one pending request is answered in the input form.
 #[derive(Debug, Clone)]
 pub enum SectionKind {
     /// Form-mode elicitation; its fields live in the shared `Form` under this group.
     Fields,
-    /// URL-mode elicitation: consent only.
-    Url { url: String },
-    /// A request kind the dashboard cannot answer (only decline).
+    /// A request kind the form cannot answer (only decline).
     Unsupported { method: String, json: Vec<DocLine> },
 }
 
@@ -69,36 +93,32 @@ pub struct Section {
     pub kind: SectionKind,
 }
 
-/// The form answering a task's pending input requests.
+/// The form answering form-mode requests (a task's, or one outside any task).
 #[derive(Debug, Clone)]
 pub struct InputForm {
-    pub key: TaskKey,
-    pub tool: Option<String>,
+    pub target: InputTarget,
+    /// Sanitized: "Input for deploy 1a2b3c4d", "Input during fetch_data".
+    pub title: String,
     pub sections: Vec<Section>,
     pub form: Form,
     pub error: Option<String>,
 }
 
 impl InputForm {
-    pub fn build(row: &TaskRow) -> InputForm {
+    /// The form of `requests` (form-mode elicitations; anything else is shown as JSON).
+    pub fn build(
+        target: InputTarget,
+        title: String,
+        requests: &BTreeMap<String, InputRequest>,
+    ) -> InputForm {
         let mut form = Form::default();
         let mut sections = Vec::new();
-        for (group, (key, req)) in row.pending.iter().enumerate() {
+        for (group, (key, req)) in requests.iter().enumerate() {
             let message = sanitize_line(req.message().unwrap_or(""), 500);
-            let mode = req.params.get("mode").and_then(Value::as_str);
-            let kind = if req.method != "elicitation/create" {
+            let kind = if Answering::of(req) != Answering::Form {
                 SectionKind::Unsupported {
                     method: sanitize_line(&req.method, 60),
                     json: json_lines(&req.params, 200),
-                }
-            } else if mode == Some("url") {
-                SectionKind::Url {
-                    url: req
-                        .params
-                        .get("url")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
                 }
             } else {
                 let schema = req
@@ -125,44 +145,160 @@ impl InputForm {
             });
         }
         InputForm {
-            key: row.key.clone(),
-            tool: row.tool.clone(),
+            target,
+            title,
             sections,
             form,
             error: None,
         }
     }
+
+    /// The form of a task's pending requests.
+    pub fn for_task(row: &TaskRow) -> InputForm {
+        InputForm::build(
+            InputTarget::Task(row.key.clone()),
+            task_title(row),
+            &row.pending,
+        )
+    }
 }
 
-/// A list to pick from (servers, tools).
-#[derive(Debug, Clone, PartialEq)]
+/// "Input for deploy 1a2b3c4d".
+pub fn task_title(row: &TaskRow) -> String {
+    let tool = row
+        .tool
+        .as_deref()
+        .map(|t| sanitize_line(t, 30))
+        .unwrap_or_else(|| "task".into());
+    format!("Input for {tool} {}", row.short_id())
+}
+
+/// What a picker's `/` query is matched against.
+pub trait PickerItem {
+    fn search_text(&self) -> String;
+}
+
+impl PickerItem for ServerId {
+    fn search_text(&self) -> String {
+        self.as_str().to_string()
+    }
+}
+
+impl PickerItem for ToolInfo {
+    fn search_text(&self) -> String {
+        let mut text = self.name.clone();
+        for part in [&self.title, &self.description].into_iter().flatten() {
+            text.push(' ');
+            text.push_str(part);
+        }
+        text
+    }
+}
+
+/// A list to pick from (servers, tools), narrowed as you type a `/` query.
+#[derive(Debug, Clone)]
 pub struct Picker<T> {
     pub items: Vec<T>,
+    /// Indices into `items` of the entries the query lets through, in order.
+    pub shown: Vec<usize>,
+    /// Position in `shown`.
     pub selected: usize,
+    /// The query (case-insensitive words, each found somewhere in the entry).
+    pub query: Input,
+    /// The query line has the keys.
+    pub editing: bool,
 }
 
-impl<T> Picker<T> {
+impl<T: PickerItem> Picker<T> {
     pub fn new(items: Vec<T>) -> Picker<T> {
-        Picker { items, selected: 0 }
-    }
-
-    pub fn move_by(&mut self, delta: isize) {
-        if !self.items.is_empty() {
-            let last = self.items.len() as isize - 1;
-            self.selected = (self.selected as isize + delta).clamp(0, last) as usize;
+        Picker {
+            shown: (0..items.len()).collect(),
+            items,
+            selected: 0,
+            query: Input::default(),
+            editing: false,
         }
     }
 
     pub fn current(&self) -> Option<&T> {
-        self.items.get(self.selected)
+        self.shown
+            .get(self.selected)
+            .and_then(|&i| self.items.get(i))
+    }
+
+    fn refilter(&mut self) {
+        let current = self.shown.get(self.selected).copied();
+        let words: Vec<String> = self
+            .query
+            .value()
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        self.shown = self
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, item)| {
+                let text = item.search_text().to_lowercase();
+                words.iter().all(|w| text.contains(w.as_str()))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.selected = current
+            .and_then(|c| self.shown.iter().position(|&i| i == c))
+            .unwrap_or(0);
     }
 }
 
-/// The tool picker: `tools` is `None` while `tools/list` is in flight.
-#[derive(Debug, Clone, PartialEq)]
+/// What the reducer does to whichever picker is on top, whatever it lists.
+pub trait PickerControl {
+    /// Move by `delta` entries (clamped: a huge delta jumps to the first or last).
+    fn move_by(&mut self, delta: isize);
+    /// Edit the query; the list narrows at once, keeping the entry under the cursor when
+    /// it is still shown.
+    fn edit_query(&mut self, req: EditRequest);
+    /// Drop the query: every entry again.
+    fn clear_query(&mut self);
+    fn editing(&self) -> bool;
+    fn set_editing(&mut self, on: bool);
+}
+
+impl<T: PickerItem> PickerControl for Picker<T> {
+    fn move_by(&mut self, delta: isize) {
+        if !self.shown.is_empty() {
+            let last = self.shown.len() as isize - 1;
+            self.selected = (self.selected as isize)
+                .saturating_add(delta)
+                .clamp(0, last) as usize;
+        }
+    }
+
+    fn edit_query(&mut self, req: EditRequest) {
+        self.query.handle(req);
+        self.refilter();
+    }
+
+    fn clear_query(&mut self) {
+        self.query = Input::default();
+        self.refilter();
+    }
+
+    fn editing(&self) -> bool {
+        self.editing
+    }
+
+    fn set_editing(&mut self, on: bool) {
+        self.editing = on;
+    }
+}
+
+/// The tool picker: `tools` is `None` while `tools/list` is in flight; `error` says why
+/// the list does not come (the server is failing, or `tools/list` failed).
+#[derive(Debug, Clone)]
 pub struct ToolPicker {
     pub server: ServerId,
     pub tools: Option<Picker<ToolInfo>>,
+    pub error: Option<String>,
 }
 
 /// Arguments for a tool call.
@@ -200,6 +336,25 @@ impl ToolForm {
     }
 }
 
+impl Modal {
+    /// The picker this modal is, if it is one with a list (servers, or tools once listed).
+    pub fn picker_mut(&mut self) -> Option<&mut dyn PickerControl> {
+        match self {
+            Modal::ServerPicker(p) => Some(p),
+            Modal::ToolPicker(ToolPicker { tools: Some(p), .. }) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn picker(&self) -> Option<&dyn PickerControl> {
+        match self {
+            Modal::ServerPicker(p) => Some(p),
+            Modal::ToolPicker(ToolPicker { tools: Some(p), .. }) => Some(p),
+            _ => None,
+        }
+    }
+}
+
 /// One entry of the modal stack (top = last).
 #[derive(Debug, Clone)]
 pub enum Modal {
@@ -215,4 +370,22 @@ pub enum Modal {
     ToolForm(Box<ToolForm>),
     /// Every pending input request, oldest first.
     Inbox(super::inbox::InboxView),
+    /// Consent to a URL-mode request.
+    Consent(Box<ConsentView>),
+    /// A sampling request: read it, type or produce the reply.
+    Sampling(Box<SamplingView>),
+    /// What a server is offered as roots, and what it was sent.
+    Roots(RootsView),
+}
+
+impl Modal {
+    /// The requests an answering view answers.
+    pub fn target(&self) -> Option<&InputTarget> {
+        match self {
+            Modal::Input(f) => Some(&f.target),
+            Modal::Consent(c) => Some(&c.target),
+            Modal::Sampling(v) => Some(&v.target),
+            _ => None,
+        }
+    }
 }

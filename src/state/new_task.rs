@@ -1,14 +1,17 @@
-//! Starting tasks: the new-task flow (server picker → tool picker, filled by `tools/list`
-//! or closed by its failure → argument form → `CallTool`), re-running a task's recorded
-//! call, and what a call came to (a task, a plain result, an error). Pure; effects are
+//! Starting tasks: the new-task flow (server picker → tool picker, filled by `tools/list`,
+//! or saying why not → argument form → `CallTool`; both pickers narrow as a `/` query is
+//! typed), re-running a task's recorded call, and what a call came to (a task, a plain
+//! result, an error). Pure; effects are
 //! returned, never executed.
 
 use serde_json::{Value, json};
 
 use super::detail::result_lines;
+use super::keymap::Action;
+use super::keys::Key;
 use super::modal::{Confirm, ConfirmOp, DocView, Modal, Picker, ToolForm, ToolPicker};
 use super::rows::row_mut;
-use super::{Effect, Now, State, TaskKey};
+use super::{Effect, Now, State, TaskKey, line_edit, servers};
 use crate::engine::{CallResult, EngineCommand, NoticeLevel, ServerId};
 use crate::mcp::ToolInfo;
 use crate::sanitize::sanitize_line;
@@ -31,21 +34,72 @@ pub(super) fn start(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
     }
 }
 
+/// The tool picker waits for `tools/list`; on a failing server it says why at once (the
+/// list still comes if the server recovers).
 fn open_tool_picker(state: &mut State, server: ServerId, fx: &mut Vec<Effect>) {
+    let error = servers::failure(state, &server);
     state.modals.push(Modal::ToolPicker(ToolPicker {
         server: server.clone(),
         tools: None,
+        error,
     }));
     fx.push(Effect::Engine(EngineCommand::ListTools { server }));
+}
+
+/// The server went wrong: a tool picker waiting for it says why.
+pub(super) fn server_failing(state: &mut State, server: &ServerId) {
+    let Some(error) = servers::failure(state, server) else {
+        return;
+    };
+    for m in &mut state.modals {
+        if let Modal::ToolPicker(tp) = m
+            && &tp.server == server
+            && tp.tools.is_none()
+        {
+            tp.error = Some(error.clone());
+        }
+    }
 }
 
 /// Move in the picker on top; false when no picker is on top.
 pub(super) fn picker_move(state: &mut State, delta: isize) -> bool {
     match state.modals.last_mut() {
-        Some(Modal::ServerPicker(p)) => p.move_by(delta),
-        Some(Modal::ToolPicker(ToolPicker { tools: Some(p), .. })) => p.move_by(delta),
-        Some(Modal::ToolPicker(_)) => {}
+        Some(Modal::ToolPicker(ToolPicker { tools: None, .. })) => true,
+        Some(m) => match m.picker_mut() {
+            Some(p) => {
+                p.move_by(delta);
+                true
+            }
+            None => false,
+        },
+        None => false,
+    }
+}
+
+/// `/`, `enter` and `esc` of a picker's query line; false when no picker is on top.
+pub(super) fn picker_query(state: &mut State, action: Action) -> bool {
+    let Some(p) = state.modals.last_mut().and_then(Modal::picker_mut) else {
+        return false;
+    };
+    match action {
+        Action::Filter => p.set_editing(true),
+        Action::FilterApply => p.set_editing(false),
+        Action::FilterClear => {
+            p.clear_query();
+            p.set_editing(false);
+        }
         _ => return false,
+    }
+    true
+}
+
+/// A key the keymap does not bind, typed into the picker's query line.
+pub(super) fn edit_picker_query(state: &mut State, key: Key) -> bool {
+    let Some(p) = state.modals.last_mut().and_then(Modal::picker_mut) else {
+        return false;
+    };
+    if let Some(req) = line_edit::request(key) {
+        p.edit_query(req);
     }
     true
 }
@@ -90,23 +144,28 @@ pub(super) fn tools_listed(state: &mut State, server: ServerId, tools: Vec<ToolI
     };
     let empty = tools.is_empty();
     tp.tools = Some(Picker::new(tools));
+    tp.error = None;
     if empty {
         state.notify(NoticeLevel::Info, &format!("{server} lists no tools"), now);
     }
 }
 
-/// `tools/list` failed: the picker waiting for it closes, with the reason.
+/// `tools/list` failed: the picker waiting for it says why (and can be left as ever).
 pub(super) fn tools_list_failed(state: &mut State, server: &ServerId, error: &str, now: Now) {
-    let before = state.modals.len();
-    state.modals.retain(
-        |m| !matches!(m, Modal::ToolPicker(tp) if &tp.server == server && tp.tools.is_none()),
-    );
-    let text = if state.modals.len() != before {
-        format!("{server}: cannot list tools: {error}")
-    } else {
-        format!("{server}: tools/list failed: {error}")
-    };
-    state.notify(NoticeLevel::Error, &text, now);
+    let text = format!("cannot list tools: {}", sanitize_line(error, 300));
+    let mut shown = false;
+    for m in &mut state.modals {
+        if let Modal::ToolPicker(tp) = m
+            && &tp.server == server
+            && tp.tools.is_none()
+        {
+            tp.error = Some(text.clone());
+            shown = true;
+        }
+    }
+    if !shown {
+        state.notify(NoticeLevel::Error, &format!("{server}: {text}"), now);
+    }
 }
 
 /// Validate the argument form and call the tool.

@@ -1,27 +1,70 @@
-//! Per-server state the header shows (`ServerState`): era, push, connection health and
-//! request statistics, folded from the engine's connection events. Must not render.
+//! Per-server state the header and the servers view show (`ServerState`): era, what the
+//! server can do for push, connection health with the reason in words (kept while it
+//! reconnects, cleared by the first sign of recovery), request statistics, and the name a
+//! person can tell apart from the others. Folded from the engine's connection events.
+//! Must not render.
 
-use super::State;
 use super::hints::HintRecord;
+use super::modal::{DocView, Modal};
+use super::{State, detail::DocLine, detail::LineKind};
 use crate::engine::ServerId;
 use crate::mcp::Era;
+use crate::sanitize::sanitize_line;
 
 /// A server's connection health.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Health {
     Connecting,
     Connected,
-    Degraded(String),
-    Reconnecting { attempt: u32 },
+    /// Failing for `reason` (in words, the gist first); `retry` is the reconnect attempt
+    /// under way, if any. Tasks keep their last state.
+    Degraded {
+        reason: String,
+        retry: Option<u32>,
+    },
+    /// A stream is being re-established; nothing failed that needs the user.
+    Reconnecting {
+        attempt: u32,
+    },
+    /// Never connected: the configuration cannot be used as it is (why, in words).
+    Disabled(String),
+}
+
+/// What the server can do for push, as far as it has shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushMode {
+    /// Not connected yet.
+    Unknown,
+    /// A push stream is open.
+    InUse,
+    /// The server pushed before; the stream is down for now (taskrail polls meanwhile).
+    Supported,
+    /// No push from this server (not offered, or turned off): taskrail polls.
+    Polling,
+}
+
+impl PushMode {
+    pub fn label(self) -> &'static str {
+        match self {
+            PushMode::Unknown => "?",
+            PushMode::InUse => "push",
+            PushMode::Supported => "push supported",
+            PushMode::Polling => "polling",
+        }
+    }
 }
 
 /// What the header shows about one server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerState {
     pub id: ServerId,
+    /// The name the server gives itself (`serverInfo.name`), sanitized.
     pub name: Option<String>,
     pub era: Option<Era>,
+    /// A push stream is open now.
     pub push: bool,
+    /// A push stream was open at some point (the server supports push).
+    pub push_seen: bool,
     pub health: Health,
     pub requests_per_sec: f64,
     pub requests_total: u64,
@@ -39,6 +82,7 @@ impl ServerState {
             name: None,
             era: None,
             push: false,
+            push_seen: false,
             health: Health::Connecting,
             requests_per_sec: 0.0,
             requests_total: 0,
@@ -47,6 +91,80 @@ impl ServerState {
             sign_in: None,
         }
     }
+
+    pub fn push_mode(&self) -> PushMode {
+        match (self.era, self.push, self.push_seen) {
+            (None, false, false) => PushMode::Unknown,
+            (_, true, _) => PushMode::InUse,
+            (_, false, true) => PushMode::Supported,
+            (_, false, false) => PushMode::Polling,
+        }
+    }
+
+    /// The health in a few words, for a status line.
+    pub fn health_text(&self) -> String {
+        match &self.health {
+            Health::Connecting => "connecting".into(),
+            Health::Connected => "connected".into(),
+            Health::Degraded {
+                reason,
+                retry: None,
+            } => reason.clone(),
+            Health::Degraded {
+                reason,
+                retry: Some(n),
+            } => format!("{reason} (retry #{n})"),
+            Health::Reconnecting { attempt } => format!("reconnecting (#{attempt})"),
+            Health::Disabled(why) => format!("disabled: {why}"),
+        }
+    }
+}
+
+/// A short name a person can tell apart from the others: a configured name as it is, a
+/// URL without its scheme (`127.0.0.1:18765/mcp`), a stdio server by its program (or the
+/// script an interpreter runs: `fastmcp_peer.py`, `server-everything`). Sanitized.
+pub fn short_name(id: &ServerId) -> String {
+    let s = id.as_str();
+    let name = if let Some(rest) = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+    {
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+        rest.trim_end_matches('/').to_string()
+    } else if let Some(cmd) = s.strip_prefix("stdio:") {
+        program_name(cmd)
+    } else {
+        s.to_string()
+    };
+    sanitize_line(&name, 200)
+}
+
+/// The program a stdio command runs; for an interpreter, its script or module.
+fn program_name(cmd: &str) -> String {
+    const INTERPRETERS: &[&str] = &[
+        "python", "python3", "node", "deno", "bun", "uv", "uvx", "npx", "pnpm", "ruby", "perl",
+        "sh", "bash", "env",
+    ];
+    let words =
+        shlex::split(cmd).unwrap_or_else(|| cmd.split_whitespace().map(String::from).collect());
+    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+    let Some(first) = words.first() else {
+        return cmd.to_string();
+    };
+    let program = base(first);
+    if !INTERPRETERS.contains(&program.as_str()) {
+        return program;
+    }
+    let mut rest = words[1..].iter();
+    while let Some(w) = rest.next() {
+        match w.as_str() {
+            "-m" => return rest.next().map_or(program.clone(), |m| m.clone()),
+            "run" | "exec" | "x" => continue,
+            w if w.starts_with('-') || w.contains('=') => continue,
+            w => return base(w),
+        }
+    }
+    program
 }
 
 impl State {
@@ -57,6 +175,28 @@ impl State {
         }
         self.servers.push(ServerState::new(id.clone()));
         self.servers.last_mut().expect("just pushed")
+    }
+
+    /// Show `server` as disabled (its configuration cannot be used).
+    pub fn disable_server(&mut self, server: &ServerId, why: &str) {
+        self.server_mut(server).health = Health::Disabled(sanitize_line(why, 300));
+    }
+
+    /// The name each server is shown by: its [`short_name`], or its whole id where two
+    /// short names would be the same.
+    pub fn server_names(&self) -> Vec<String> {
+        let short: Vec<String> = self.servers.iter().map(|s| short_name(&s.id)).collect();
+        short
+            .iter()
+            .zip(&self.servers)
+            .map(|(name, s)| {
+                if short.iter().filter(|n| *n == name).count() > 1 {
+                    sanitize_line(s.id.as_str(), 200)
+                } else {
+                    name.clone()
+                }
+            })
+            .collect()
     }
 }
 
@@ -70,20 +210,52 @@ pub(super) fn connected(
     let s = state.server_mut(server);
     s.era = Some(era);
     s.push = push;
+    s.push_seen |= push;
     s.health = Health::Connected;
-    s.name = server_name.map(|n| crate::sanitize::sanitize_line(&n, 40));
+    s.name = server_name.map(|n| sanitize_line(&n, 40));
 }
 
 pub(super) fn push_changed(state: &mut State, server: &ServerId, push: bool) {
-    state.server_mut(server).push = push;
+    let s = state.server_mut(server);
+    s.push = push;
+    s.push_seen |= push;
+    if push {
+        recovered(state, server);
+    }
 }
 
 pub(super) fn degraded(state: &mut State, server: &ServerId, reason: &str) {
-    state.server_mut(server).health = Health::Degraded(crate::sanitize::sanitize_line(reason, 120));
+    state.server_mut(server).health = Health::Degraded {
+        reason: sanitize_line(reason, 300),
+        retry: None,
+    };
 }
 
+/// A reconnect is under way: a failing server keeps its reason.
 pub(super) fn reconnecting(state: &mut State, server: &ServerId, attempt: u32) {
-    state.server_mut(server).health = Health::Reconnecting { attempt };
+    let s = state.server_mut(server);
+    s.health = match std::mem::replace(&mut s.health, Health::Connecting) {
+        Health::Degraded { reason, .. } => Health::Degraded {
+            reason,
+            retry: Some(attempt),
+        },
+        _ => Health::Reconnecting { attempt },
+    };
+}
+
+/// The server answered (a snapshot, a listing, an acknowledgement): whatever was wrong
+/// is over.
+pub(super) fn recovered(state: &mut State, server: &ServerId) {
+    let Some(s) = state.servers.iter_mut().find(|s| &s.id == server) else {
+        return;
+    };
+    if matches!(
+        s.health,
+        Health::Degraded { .. } | Health::Reconnecting { .. }
+    ) && s.era.is_some()
+    {
+        s.health = Health::Connected;
+    }
 }
 
 pub(super) fn stats(
@@ -97,4 +269,91 @@ pub(super) fn stats(
     s.requests_total = requests_total;
     s.requests_per_sec = requests_per_sec;
     s.errors_total = errors_total;
+}
+
+/// `v` / `:servers`: every server with its address, what it can do for push, its health
+/// in words (a failure says what to do about it) and its request counts.
+pub(super) fn open_view(state: &mut State) {
+    let names = state.server_names();
+    let mut lines = Vec::new();
+    for (s, name) in state.servers.iter().zip(names) {
+        lines.push(DocLine::new(LineKind::Heading, name));
+        lines.push(DocLine::field("server", s.id.as_str()));
+        if let Some(n) = &s.name {
+            lines.push(DocLine::field("calls itself", n));
+        }
+        let era = s.era.map_or("not known yet", |e| e.as_str());
+        lines.push(DocLine::field("protocol", era));
+        let updates = match s.push_mode() {
+            PushMode::Unknown => "not known yet",
+            mode => mode.label(),
+        };
+        lines.push(DocLine::field("updates", updates));
+        let health = s.health_text();
+        let failing = matches!(s.health, Health::Degraded { .. } | Health::Disabled(_));
+        lines.push(DocLine {
+            kind: if failing {
+                LineKind::Error
+            } else {
+                LineKind::Field
+            },
+            label: Some("state".into()),
+            text: health,
+        });
+        lines.push(DocLine::field(
+            "requests",
+            format!(
+                "{} in all, {:.1}/s now, {} failed",
+                s.requests_total, s.requests_per_sec, s.errors_total
+            ),
+        ));
+        if !s.hints.is_empty() {
+            lines.push(DocLine::field(
+                "hints",
+                format!("{} kind(s): H lists them", s.hints.len()),
+            ));
+        }
+        lines.push(DocLine::new(LineKind::Dim, ""));
+    }
+    state.modals.push(Modal::Doc(DocView {
+        title: "Servers".to_string(),
+        lines,
+        scroll: 0,
+    }));
+}
+
+/// The failure to show where a server's answer is awaited (the tool picker), if failing.
+pub fn failure(state: &State, server: &ServerId) -> Option<String> {
+    let s = state.servers.iter().find(|s| &s.id == server)?;
+    match &s.health {
+        Health::Degraded { .. } | Health::Disabled(_) => Some(s.health_text()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_tell_servers_apart() {
+        let n = |s: &str| short_name(&ServerId::ad_hoc(s));
+        assert_eq!(n("http://127.0.0.1:18765/mcp"), "127.0.0.1:18765/mcp");
+        assert_eq!(
+            n("https://user:***@tasks.example.com/"),
+            "tasks.example.com"
+        );
+        assert_eq!(n("prod"), "prod");
+        assert_eq!(n("stdio:/usr/local/bin/my-server --stdio"), "my-server");
+        assert_eq!(
+            n("stdio:python3 tests/interop/fastmcp_peer.py --stdio"),
+            "fastmcp_peer.py"
+        );
+        assert_eq!(n("stdio:python3 -m my_server --stdio"), "my_server");
+        assert_eq!(
+            n("stdio:npx -y @modelcontextprotocol/server-everything stdio"),
+            "server-everything"
+        );
+        assert_eq!(n("stdio:uv run server.py"), "server.py");
+    }
 }

@@ -135,6 +135,47 @@ impl TaskRow {
         })
     }
 
+    /// Why the task failed, in one sanitized line: the JSON-RPC error (message and
+    /// code), else the text of an `isError` result, else the status message. `None` for a
+    /// task that did not fail.
+    pub fn failure_reason(&self) -> Option<String> {
+        let t = self.task.as_ref()?;
+        let errored = t
+            .result
+            .as_ref()
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        if t.status != TaskStatus::Failed && !self.tool_error() {
+            return None;
+        }
+        if let Some(e) = &t.error {
+            let msg = if e.message.trim().is_empty() {
+                "no message"
+            } else {
+                e.message.as_str()
+            };
+            return Some(crate::sanitize::sanitize_line(
+                &format!("{msg} (error {})", e.code),
+                300,
+            ));
+        }
+        let text = errored
+            .then_some(t.result.as_ref())
+            .flatten()
+            .and_then(|r| r.get("content"))
+            .and_then(Value::as_array)
+            .and_then(|blocks| {
+                blocks
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .find(|s| !s.trim().is_empty())
+            });
+        text.or(t.status_message.as_deref())
+            .map(|s| crate::sanitize::sanitize_line(s.trim(), 300))
+            .or_else(|| Some("the server gave no reason".to_string()))
+    }
+
     /// Whether the user has something to answer.
     pub fn needs_input(&self) -> bool {
         // An `input_required` snapshot listing no request at all still wants the user (a

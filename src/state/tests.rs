@@ -12,9 +12,11 @@ mod engine_facts;
 mod forms;
 mod hints;
 mod inbox;
+mod input_kinds;
 mod line_edit;
 mod mouse;
 mod new_task;
+mod servers;
 mod signin;
 
 use chrono::{TimeZone, Utc};
@@ -273,7 +275,13 @@ fn server_health_and_stats_reach_the_header_state() {
     );
     assert!(!s.servers[0].push);
     assert_eq!(s.servers[0].requests_per_sec, 2.5);
-    assert_eq!(s.servers[0].health, Health::Degraded("503".into()));
+    assert_eq!(
+        s.servers[0].health,
+        Health::Degraded {
+            reason: "503".into(),
+            retry: None
+        }
+    );
     run(
         &mut s,
         vec![ev(EngineEvent::Reconnecting {
@@ -282,7 +290,14 @@ fn server_health_and_stats_reach_the_header_state() {
             retry_in: std::time::Duration::from_secs(1),
         })],
     );
-    assert_eq!(s.servers[0].health, Health::Reconnecting { attempt: 3 });
+    assert_eq!(
+        s.servers[0].health,
+        Health::Degraded {
+            reason: "503".into(),
+            retry: Some(3)
+        },
+        "a failing server keeps its reason while it reconnects"
+    );
 }
 
 #[test]

@@ -9,10 +9,10 @@ use super::keys::Key;
 use super::modal::{ConfirmOp, Modal};
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
-    alerts, board, cancel, command, detail, forms, hints, inbox, mouse, new_task, notices, rows,
-    servers, signin,
+    alerts, board, cancel, command, consent, detail, foreground, forms, hints, inbox, mouse,
+    new_task, notices, roots, rows, sampling, servers, signin,
 };
-use crate::engine::{EngineCommand, EngineEvent};
+use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
 /// Apply one message; returns the effects to execute, in order.
 pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
@@ -30,9 +30,16 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
         }
         Msg::Engine(event) => {
             let watch = alerts::watch(state, &event);
-            on_engine(state, event, now);
+            on_engine(state, event, now, &mut fx);
             alerts::ring(state, watch, &mut fx);
         }
+        Msg::Answer(target) => forms::open_target(state, &target, now),
+        Msg::BrowserFailed(error) => consent::browser_failed(state, &error, now),
+        Msg::SamplingFinished {
+            target,
+            input_key,
+            result,
+        } => sampling::command_finished(state, target, input_key, result, now),
         Msg::Exported(result) => command::exported(state, result, now),
         Msg::TimelineLoaded { key, result } => detail::timeline_loaded(state, &key, result),
         Msg::Viewport {
@@ -53,13 +60,16 @@ fn on_key(state: &mut State, key: Key, now: Now, fx: &mut Vec<Effect>) {
     let action = state.keymap.action(ctx, key);
     let action = match (ctx, action) {
         (Context::Form, action) => forms::key(state, key, action),
+        (Context::Sampling, action) => sampling::key(state, key, action),
         (_, Some(action)) => Some(action),
         (Context::Command, None) => {
             command::edit(state, key);
             None
         }
         (Context::Filter, None) => {
-            board::edit_filter(state, key);
+            if !new_task::edit_picker_query(state, key) {
+                board::edit_filter(state, key);
+            }
             None
         }
         (_, None) => None,
@@ -75,6 +85,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Quit => fx.push(Effect::Quit),
         Action::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Action::Close | Action::Deny => {
+            sampling::keep_draft(state);
             state.modals.pop();
         }
         Action::Up
@@ -113,11 +124,14 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             }
         }
         Action::Inbox => inbox::open(state),
+        Action::Servers => servers::open_view(state),
         Action::Hints => hints::open(state),
         Action::Command => command::open(state),
         Action::CommandRun => command::run(state, now, fx),
         Action::CommandCancel => command::close(state),
         Action::Complete => command::complete_line(state),
+        Action::Filter | Action::FilterApply | Action::FilterClear
+            if new_task::picker_query(state, action) => {}
         Action::Filter
         | Action::FilterApply
         | Action::FilterClear
@@ -134,8 +148,15 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Submit => match state.modals.last() {
             Some(Modal::Input(_)) => forms::submit(state, now, fx),
             Some(Modal::ToolForm(_)) => new_task::submit(state, now, fx),
+            Some(Modal::Sampling(_)) => sampling::submit(state, now, fx),
+            Some(Modal::Consent(_)) => consent::done(state, now, fx),
             _ => {}
         },
+        Action::OpenUrl => consent::open_url(state, fx),
+        Action::CopyUrl => consent::copy_url(state, fx),
+        Action::Done => consent::done(state, now, fx),
+        Action::RunCommand => sampling::run_command(state, now, fx),
+        Action::Roots => roots::open(state),
         Action::Decline | Action::Dismiss => forms::decline(state, action, now, fx),
     }
     state.ensure_view();
@@ -155,12 +176,12 @@ fn steps(action: Action, page: usize) -> isize {
 }
 
 /// Up, down, page and top/bottom move whatever is on top: a document, the inbox, a
-/// picker (one entry at a time), else the table's selection.
+/// picker, else the table's selection.
 fn navigate(state: &mut State, action: Action) {
     let page = state.page_rows;
     if detail::scroll(state, steps(action, page))
         || inbox::move_by(state, steps(action, page))
-        || new_task::picker_move(state, steps(action, 1).signum())
+        || new_task::picker_move(state, steps(action, page))
     {
         return;
     }
@@ -170,7 +191,7 @@ fn navigate(state: &mut State, action: Action) {
 }
 
 /// An engine event, routed to the concept that owns the fact.
-fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
+fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effect>) {
     match event {
         EngineEvent::ServerConnected {
             server,
@@ -180,11 +201,15 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
         } => servers::connected(state, &server, era, push, server_name),
         EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
         EngineEvent::ServerDegraded { server, reason } => {
-            servers::degraded(state, &server, &reason)
+            servers::degraded(state, &server, &reason);
+            new_task::server_failing(state, &server);
         }
         EngineEvent::Reconnecting {
             server, attempt, ..
-        } => servers::reconnecting(state, &server, attempt),
+        } => {
+            servers::reconnecting(state, &server, attempt);
+            new_task::server_failing(state, &server);
+        }
         EngineEvent::Stats {
             server,
             requests_total,
@@ -209,7 +234,13 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             source,
             latency_ms,
             pending,
-        } => rows::snapshot(state, &server, task, &pending, source, latency_ms, now),
+        } => {
+            // a snapshot from the server itself (not one another process recorded)
+            if source != UpdateSource::Ledger {
+                servers::recovered(state, &server);
+            }
+            rows::snapshot(state, &server, task, &pending, source, latency_ms, now)
+        }
         EngineEvent::TaskExpired {
             server,
             task_id,
@@ -241,7 +272,10 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
         } => rows::progress(state, &TaskKey::new(&server, &task_id), progress, total),
         EngineEvent::AnswerSent {
             server, task_id, ..
-        } => forms::answer_sent(state, &TaskKey::new(&server, &task_id)),
+        } => {
+            servers::recovered(state, &server);
+            forms::answer_sent(state, &TaskKey::new(&server, &task_id))
+        }
         EngineEvent::AnswerFailed {
             server,
             task_id,
@@ -255,7 +289,12 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             server,
             task_id,
             acked,
-        } => cancel::sent(state, &TaskKey::new(&server, &task_id), acked),
+        } => {
+            if acked {
+                servers::recovered(state, &server);
+            }
+            cancel::sent(state, &TaskKey::new(&server, &task_id), acked)
+        }
         EngineEvent::CancelFailed {
             server,
             task_id,
@@ -266,8 +305,14 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             call_id,
             tool,
             result,
-        } => new_task::call_finished(state, server, call_id, tool, result, now),
+        } => {
+            if !matches!(result, CallResult::Error { .. }) {
+                servers::recovered(state, &server);
+            }
+            new_task::call_finished(state, server, call_id, tool, result, now)
+        }
         EngineEvent::ToolsListed { server, tools } => {
+            servers::recovered(state, &server);
             new_task::tools_listed(state, server, tools, now)
         }
         EngineEvent::ToolsListFailed { server, error } => {
@@ -278,6 +323,23 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now) {
             level,
             text,
         } => notices::engine_notice(state, server, level, text, now),
+        EngineEvent::ForegroundInputRequested { .. } => {
+            foreground::requested(state, event, now, fx)
+        }
+        EngineEvent::ForegroundInputClosed {
+            server,
+            key,
+            reason,
+        } => foreground::closed(state, &server, &key, &reason, now),
+        EngineEvent::UrlElicitationCompleted {
+            server,
+            elicitation_id,
+        } => consent::completed(state, &server, &elicitation_id, now),
+        EngineEvent::RootsShared {
+            server,
+            task_id,
+            roots,
+        } => roots::shared(state, &server, task_id, roots, now),
         EngineEvent::SignInRequired { .. }
         | EngineEvent::SignInStarted { .. }
         | EngineEvent::SignInIgnored { .. }

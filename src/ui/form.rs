@@ -1,6 +1,6 @@
-//! Form popups: the input form answering a task's requests (fields, URL consent with the
-//! host highlighted, unsupported requests as JSON) and the new-task argument form. The
-//! focused field is kept in view. Must not mutate state.
+//! Form popups: the input form answering form-mode requests (of a task, or outside any
+//! task; unsupported requests as JSON) and the new-task argument form. The focused field is
+//! kept in view. Must not mutate state.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,33 +9,12 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Theme;
 use super::detail::doc_window;
-use super::popup::{centered, frame};
+use super::popup::{answer_frame, asked_by, centered, frame};
 use super::text::{fit, wrap};
 use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::form::{Field, FieldKind, Form};
-use crate::state::modal::{InputForm, SectionKind, ToolForm};
-
-/// Split a (sanitized) URL into before-host, host, after-host. The host is what follows
-/// any `user@` part of the authority, so `https://good.example@evil.example/` shows evil.
-pub fn split_host(url: &str) -> (String, String, String) {
-    let Some(start) = url.find("://").map(|i| i + 3) else {
-        return (String::new(), String::new(), url.to_string());
-    };
-    let rest = &url[start..];
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..end];
-    let host_at = authority.rfind('@').map_or(0, |i| i + 1);
-    let host_end = authority[host_at..]
-        .rfind(':')
-        .filter(|_| !authority[host_at..].starts_with('['))
-        .map_or(authority.len(), |i| host_at + i);
-    (
-        url[..start + host_at].to_string(),
-        authority[host_at..host_end].to_string(),
-        url[start + host_end..].to_string(),
-    )
-}
+use crate::state::modal::{InputForm, InputTarget, SectionKind, ToolForm};
 
 fn text_box(value: &str, cursor: Option<usize>, width: usize, theme: &Theme) -> Vec<Span<'static>> {
     let chars: Vec<char> = value.chars().collect();
@@ -183,20 +162,30 @@ fn field_lines(field: &Field, focused: bool, width: usize, theme: &Theme) -> Vec
             lines.push(Line::from(spans));
         }
         FieldKind::Multi { options, .. } => {
-            let mut spans = vec![indent];
+            // The option under the cursor is marked `›` (space ticks it, ←/→ move);
+            // options wrap onto more lines rather than run off the edge.
+            let mut spans = vec![indent.clone()];
+            let mut used = 4;
             for (i, c) in options.iter().enumerate() {
                 let tick = if field.ticked.get(i).copied().unwrap_or(false) {
-                    "[x] "
+                    "[x]"
                 } else {
-                    "[ ] "
+                    "[ ]"
                 };
-                let style = if focused && i == field.cursor {
-                    theme.cursor
-                } else {
-                    theme.base
-                };
-                spans.push(Span::styled(format!("{tick}{}", c.label), style));
-                spans.push(Span::raw("  "));
+                let here = focused && i == field.cursor;
+                let text = format!("{}{tick} {}", if here { "›" } else { " " }, c.label);
+                let w = crate::sanitize::display_width(&text) + 1;
+                if used + w > width && spans.len() > 1 {
+                    lines.push(Line::from(std::mem::replace(
+                        &mut spans,
+                        vec![indent.clone()],
+                    )));
+                    used = 4;
+                }
+                let style = if here { theme.cursor } else { theme.base };
+                spans.push(Span::styled(text, style));
+                spans.push(Span::raw(" "));
+                used += w;
             }
             lines.push(Line::from(spans));
         }
@@ -282,64 +271,39 @@ impl Widget for InputFormPopup<'_> {
             theme,
             focused,
         } = self;
-        let rect = popup_rect(area);
-        let tool = form
-            .tool
-            .as_deref()
-            .map(|t| sanitize_line(t, 30))
-            .unwrap_or_else(|| "task".into());
-        let title = format!("Input for {tool} {}", form.key.task_id.prefix());
-        let inner = frame(rect, buf, &title, theme, focused);
+        let inner = answer_frame(area, buf, 100, "Input", &form.title, theme, focused);
         let width = inner.width as usize;
-        let mut asked = vec![
-            Span::styled("Asked by server ", theme.dim),
-            Span::styled(sanitize_line(form.key.server.as_str(), 40), theme.accent),
-        ];
-        if let Some(by) = state
-            .tasks
-            .get(&form.key)
-            .and_then(|r| r.started_by.as_deref())
-        {
-            asked.push(Span::styled(" for a call by ", theme.dim));
-            asked.push(Span::styled(sanitize_line(by, 40), theme.accent));
+        let mut asked = asked_by(form.target.server(), "", theme);
+        let started_by = match &form.target {
+            InputTarget::Task(key) => state.tasks.get(key).and_then(|r| r.started_by.as_deref()),
+            InputTarget::Foreground { .. } => None,
+        };
+        if let Some(by) = started_by {
+            asked.spans.push(Span::styled(" for a call by ", theme.dim));
+            asked
+                .spans
+                .push(Span::styled(sanitize_line(by, 40), theme.accent));
         }
-        let mut lines: Vec<Line<'static>> = vec![Line::from(asked)];
+        let mut lines: Vec<Line<'static>> = vec![asked];
         if state.read_only {
             lines.push(Line::styled("read-only: answers are disabled", theme.warn));
         }
         let mut focus_line = 0;
         for (group, section) in form.sections.iter().enumerate() {
             lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!("── {} ", sanitize_line(&section.input_key, 30)),
-                theme.dim,
-            ));
+            // A task's requests are told apart by their keys; others have one request.
+            if matches!(form.target, crate::state::InputTarget::Task(_)) {
+                lines.push(Line::styled(
+                    format!("── {} ", sanitize_line(&section.input_key, 30)),
+                    theme.dim,
+                ));
+            }
             for part in wrap(&section.message, width) {
                 lines.push(Line::styled(part, theme.heading));
             }
             match &section.kind {
                 SectionKind::Fields => {
                     push_fields(&form.form, group, width, theme, &mut lines, &mut focus_line)
-                }
-                SectionKind::Url { url } => {
-                    let clean = sanitize_line(url, 1000);
-                    let (_, host, _) = split_host(&clean);
-                    lines.push(Line::from(vec![
-                        Span::styled("  site  ", theme.label),
-                        Span::styled(host.clone(), theme.host),
-                    ]));
-                    for part in wrap(&clean, width.saturating_sub(8)) {
-                        lines.push(Line::from(vec![
-                            Span::raw("        "),
-                            Span::styled(part, theme.link),
-                        ]));
-                    }
-                    let note = format!(
-                        "Accepting consents to visiting {host} yourself; taskrail opens nothing."
-                    );
-                    for part in wrap(&note, width.saturating_sub(2)) {
-                        lines.push(Line::styled(format!("  {part}"), theme.dim));
-                    }
                 }
                 SectionKind::Unsupported { method, json } => {
                     let note = format!(
@@ -422,23 +386,5 @@ impl Widget for ToolFormPopup<'_> {
             lines.push(Line::styled(format!("✖ {e}"), theme.error));
         }
         render_scrolled(lines, focus_line, inner, buf);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_is_the_real_host() {
-        let (a, h, b) = split_host("https://good.example@evil.example:8443/path?q=1");
-        assert_eq!(h, "evil.example");
-        assert_eq!(a, "https://good.example@");
-        assert_eq!(b, ":8443/path?q=1");
-        assert_eq!(
-            split_host("https://mcp.example.com/ui").1,
-            "mcp.example.com"
-        );
-        assert_eq!(split_host("not a url").1, "");
     }
 }

@@ -1,5 +1,6 @@
-//! The header: the title line and one line per server (era, push/poll, health, request
-//! rate, inbox count, conformance-hint badge). Must not mutate state.
+//! The header: the title line and one line per server (its short name, era, what it can do
+//! for push, request rate, inbox count, conformance-hint badge, health in words), as many
+//! servers as the screen leaves room for. Must not mutate state.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -8,7 +9,21 @@ use ratatui::widgets::Widget;
 
 use super::Theme;
 use super::text::fit;
+use crate::sanitize::display_width;
 use crate::state::{Health, Now, State};
+
+/// `s` padded with spaces to `width` columns.
+fn pad(s: &str, width: usize) -> String {
+    let w = display_width(s);
+    format!("{s}{}", " ".repeat(width.saturating_sub(w)))
+}
+
+/// Header lines for `servers` servers on a screen `height` rows tall: the title line and
+/// one per server, as many as leave the table room (at least two servers' worth).
+pub fn header_rows(servers: usize, height: u16) -> u16 {
+    let room = (height / 3).max(3);
+    (servers.max(1) as u16 + 1).min(room)
+}
 
 pub struct Header<'a> {
     pub state: &'a State,
@@ -49,44 +64,50 @@ impl Widget for Header<'_> {
 
         let rows = area.height.saturating_sub(1) as usize;
         let narrow = area.width < 80;
-        for (i, s) in state.servers.iter().take(rows).enumerate() {
+        let names = state.server_names();
+        let longest = names.iter().map(|n| display_width(n)).max().unwrap_or(0);
+        let name_w = longest.clamp(8, if narrow { 14 } else { 26 });
+        let mode_w = state
+            .servers
+            .iter()
+            .map(|s| s.push_mode().label().len())
+            .max()
+            .unwrap_or(1)
+            .min(if narrow { 7 } else { 14 });
+        for (i, (s, name)) in state.servers.iter().zip(&names).take(rows).enumerate() {
             let y = area.y + 1 + i as u16;
             if i + 1 == rows && state.servers.len() > rows {
                 let more = state.servers.len() - rows + 1;
-                Line::styled(format!("  … and {more} more servers"), theme.dim)
-                    .render(Rect::new(area.x, y, area.width, 1), buf);
+                Line::styled(
+                    format!("  … and {more} more servers (v lists them)"),
+                    theme.dim,
+                )
+                .render(Rect::new(area.x, y, area.width, 1), buf);
                 break;
             }
+            // a sign-in that matters replaces the health
             let (dot, health, hstyle) = match super::signin::badge(state, s, theme) {
                 Some(badge) => badge,
-                None => match &s.health {
-                    Health::Connecting => ("○", "connecting".to_string(), theme.dim),
-                    Health::Connected => ("●", "connected".to_string(), theme.healthy),
-                    Health::Degraded(r) => ("●", format!("degraded: {r}"), theme.degraded),
-                    Health::Reconnecting { attempt } => {
-                        ("◌", format!("reconnecting (#{attempt})"), theme.degraded)
-                    }
-                },
+                None => {
+                    let (dot, style) = match &s.health {
+                        Health::Connecting => ("○", theme.dim),
+                        Health::Connected => ("●", theme.healthy),
+                        Health::Degraded { .. } => ("●", theme.degraded),
+                        Health::Reconnecting { .. } => ("◌", theme.degraded),
+                        Health::Disabled(_) => ("✖", theme.error),
+                    };
+                    (dot, s.health_text(), style)
+                }
             };
             let era = s.era.map(|e| e.as_str()).unwrap_or("?");
-            let mode = if s.era.is_none() {
-                "?"
-            } else if s.push {
-                "push"
-            } else {
-                "poll"
-            };
-            let name_w = if narrow { 14 } else { 22 };
+            let mode = s.push_mode().label();
             let mut spans = vec![
                 Span::styled(format!(" {dot} "), hstyle),
+                Span::styled(pad(&fit(name, name_w), name_w), theme.accent),
                 Span::styled(
-                    format!(
-                        "{:<name_w$}",
-                        crate::sanitize::sanitize_line(s.id.as_str(), name_w)
-                    ),
-                    theme.accent,
+                    format!(" {era:<6} {:<mode_w$} ", fit(mode, mode_w)),
+                    theme.label,
                 ),
-                Span::styled(format!(" {era:<6} {mode:<4} "), theme.label),
             ];
             let inbox = state.inbox(&s.id);
             let rate = format!("{:>5.1} req/s", s.requests_per_sec);

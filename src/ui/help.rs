@@ -8,6 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Theme;
 use super::popup::{centered, frame};
+use crate::state::detail::wrap_words;
 use crate::state::{Context, Keymap};
 
 pub struct HelpPopup<'a> {
@@ -16,8 +17,15 @@ pub struct HelpPopup<'a> {
     pub theme: &'a Theme,
 }
 
-/// Every binding, grouped by context.
-pub fn help_lines<'a>(keymap: &Keymap, theme: &Theme, key_width: usize) -> Vec<Line<'a>> {
+/// Every binding, grouped by context, each description wrapped to `width` columns under
+/// its own column.
+pub fn help_lines<'a>(
+    keymap: &Keymap,
+    theme: &Theme,
+    key_width: usize,
+    width: usize,
+) -> Vec<Line<'a>> {
+    let text_width = width.saturating_sub(key_width + 3).max(20);
     let mut lines = Vec::new();
     for ctx in Context::ALL {
         let bindings: Vec<_> = keymap.bindings(ctx).collect();
@@ -30,10 +38,26 @@ pub fn help_lines<'a>(keymap: &Keymap, theme: &Theme, key_width: usize) -> Vec<L
         lines.push(Line::styled(ctx.title(), theme.heading));
         for b in bindings {
             let keys: Vec<String> = b.keys.iter().map(ToString::to_string).collect();
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<key_width$}", keys.join(" ")), theme.key),
-                Span::raw(b.description.clone()),
-            ]));
+            let keys = keys.join(" ");
+            // keys too wide for their column get a line of their own
+            let (first_keys, keys_alone) = if keys.chars().count() > key_width {
+                (String::new(), Some(keys))
+            } else {
+                (keys, None)
+            };
+            if let Some(k) = keys_alone {
+                lines.push(Line::styled(format!("  {k}"), theme.key));
+            }
+            for (i, part) in wrap_words(&b.description, text_width)
+                .into_iter()
+                .enumerate()
+            {
+                let keys = if i == 0 { first_keys.as_str() } else { "" };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {keys:<key_width$} "), theme.key),
+                    Span::raw(part),
+                ]));
+            }
         }
     }
     lines
@@ -53,7 +77,7 @@ impl Widget for HelpPopup<'_> {
         );
         let inner = frame(rect, buf, "Help", theme, true);
         let key_width = if inner.width < 70 { 10 } else { 16 };
-        let lines = help_lines(keymap, theme, key_width);
+        let lines = help_lines(keymap, theme, key_width, inner.width as usize);
         let max = lines.len().saturating_sub(inner.height as usize);
         let scroll = scroll.min(max) as u16;
         Paragraph::new(lines).scroll((scroll, 0)).render(inner, buf);

@@ -78,15 +78,12 @@ impl Widget for InboxPopup<'_> {
                 spans.push(Span::styled(
                     format!(
                         "{:<12} ",
-                        fit(&sanitize_line(e.task.server.as_str(), 40), 12)
+                        fit(&sanitize_line(e.target.server().as_str(), 40), 12)
                     ),
                     theme.accent,
                 ));
             }
-            spans.push(Span::styled(
-                format!("{:<9} ", e.task.task_id.prefix()),
-                theme.label,
-            ));
+            spans.push(Span::styled(format!("{:<9} ", e.short_id()), theme.label));
             if !narrow {
                 let tool = sanitize_line(e.tool.as_deref().unwrap_or("?"), 40);
                 spans.push(Span::styled(

@@ -2,6 +2,7 @@
 //! ratatui buffer. Must not mutate state, read the clock, or do I/O.
 
 pub mod command;
+pub mod consent;
 pub mod detail;
 pub mod footer;
 pub mod form;
@@ -9,6 +10,8 @@ pub mod header;
 pub mod help;
 pub mod inbox;
 pub mod popup;
+pub mod roots;
+pub mod sampling;
 pub mod signin;
 pub mod table;
 pub mod text;
@@ -35,7 +38,7 @@ pub struct Areas {
 
 /// Split the screen; the loop uses it too, to tell the reducer how many rows fit.
 pub fn areas(area: Rect, state: &State) -> Areas {
-    let header_rows = state.servers.len().clamp(1, 3) as u16 + 1;
+    let header_rows = header::header_rows(state.servers.len(), area.height);
     let filter_rows = u16::from(
         state.command.is_some()
             || state.board.filter.editing
@@ -115,7 +118,8 @@ pub fn hit_test(area: Rect, state: &State, x: u16, y: u16) -> Hit {
 /// │ body: task table (virtualised) — or the detail view of one task                 │
 /// │ notice line (latest notice, or a summary)                                       │
 /// └ footer: key hints generated from the keymap for the focused context             ┘
-///   modals (confirm, input form, help, pickers, result) float above, centred
+///   modals (confirm, input form, link consent, sampling, help, pickers, result) float
+///   above, centred; the roots view takes the body like the detail view
 /// ```
 pub struct Dashboard<'a> {
     pub state: &'a State,
@@ -169,12 +173,35 @@ impl Widget for Dashboard<'_> {
                     theme,
                 }
                 .render(area, buf),
-                Modal::ServerPicker(p) => {
-                    popup::ServerPickerPopup { picker: p, theme }.render(area, buf)
+                Modal::ServerPicker(p) => popup::ServerPickerPopup {
+                    state,
+                    picker: p,
+                    theme,
                 }
+                .render(area, buf),
                 Modal::ToolPicker(p) => {
                     popup::ToolPickerPopup { picker: p, theme }.render(area, buf)
                 }
+                Modal::Consent(v) => consent::ConsentPopup {
+                    state,
+                    view: v,
+                    theme,
+                    focused: top,
+                }
+                .render(area, buf),
+                Modal::Sampling(v) => sampling::SamplingPopup {
+                    state,
+                    view: v,
+                    theme,
+                    focused: top,
+                }
+                .render(area, buf),
+                Modal::Roots(v) => roots::RootsScreen {
+                    state,
+                    view: v,
+                    theme,
+                }
+                .render(a.body, buf),
                 Modal::Inbox(v) => inbox::InboxPopup {
                     state,
                     view: v,

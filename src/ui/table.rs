@@ -166,7 +166,11 @@ impl Widget for TaskTable<'_> {
             .filter_map(|k| state.tasks.get(k))
             .map(|r| {
                 let selected = board.selected.as_ref() == Some(&r.key);
-                let row = Row::new(cols.iter().map(|c| cell(*c, wide, r, theme, now)));
+                let note = state.input_note(r);
+                let row = Row::new(
+                    cols.iter()
+                        .map(|c| cell(*c, wide, r, note.clone(), theme, now)),
+                );
                 if selected {
                     row.style(theme.selected)
                 } else {
@@ -284,24 +288,39 @@ fn progress_cell(r: &TaskRow, theme: &Theme, now: Now, width: usize) -> Line<'st
     ])
 }
 
-fn cell(c: Col, wide: bool, r: &TaskRow, theme: &Theme, now: Now) -> Cell<'static> {
+/// One cell; `note` says why the task waits on input nobody here can give.
+fn cell(
+    c: Col,
+    wide: bool,
+    r: &TaskRow,
+    note: Option<(String, String)>,
+    theme: &Theme,
+    now: Now,
+) -> Cell<'static> {
     let w = c.width(wide) as usize;
     match c {
         Col::Server => Cell::from(sanitize_line(r.key.server.as_str(), w)).style(theme.accent),
         Col::Id => Cell::from(sanitize_line(&r.short_id(), 8)),
         Col::Tool => Cell::from(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
         Col::Status => {
-            let (text, style) = status_cell(r, theme);
+            let (text, style) = match &note {
+                Some((wants, _)) => (format!("⚠ {wants}"), theme.warn),
+                None => status_cell(r, theme),
+            };
             Cell::from(fit(&text, w)).style(style)
         }
-        Col::Message => {
-            let msg = r
-                .task
-                .as_ref()
-                .and_then(|t| t.status_message.as_deref())
-                .unwrap_or("");
-            Cell::from(sanitize_line(msg, 200)).style(theme.label)
-        }
+        Col::Message => match (note, r.failure_reason()) {
+            (Some((_, n)), _) => Cell::from(n).style(theme.warn),
+            (None, Some(why)) => Cell::from(why).style(theme.error),
+            (None, None) => {
+                let msg = r
+                    .task
+                    .as_ref()
+                    .and_then(|t| t.status_message.as_deref())
+                    .unwrap_or("");
+                Cell::from(sanitize_line(msg, 200)).style(theme.label)
+            }
+        },
         Col::Progress => Cell::from(progress_cell(r, theme, now, w)),
         Col::Age => {
             let age = r.created.or(r.recorded_at).map(|c| short_duration(now - c));

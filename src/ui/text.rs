@@ -44,6 +44,32 @@ pub fn wrap(s: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// Wrap prose into lines of at most `width` columns, breaking at spaces where it can (a
+/// word longer than a line is cut hard).
+pub fn wrap_words(s: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ') {
+        let ww = crate::sanitize::display_width(word);
+        let cw = crate::sanitize::display_width(&cur);
+        if !cur.is_empty() && cw + 1 + ww > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+        while crate::sanitize::display_width(&cur) > width {
+            let mut parts = wrap(&cur, width);
+            cur = parts.pop().unwrap_or_default();
+            lines.extend(parts);
+        }
+    }
+    lines.push(cur);
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +82,14 @@ mod tests {
         assert_eq!(wrap("abcdef", 4), vec!["abcd", "ef"]);
         assert_eq!(wrap("", 4), vec![""]);
         assert_eq!(wrap("漢字漢", 4), vec!["漢字", "漢"]);
+        assert_eq!(
+            wrap_words("the quick brown fox", 10),
+            vec!["the quick", "brown fox"]
+        );
+        assert_eq!(
+            wrap_words("abcdefghijkl mn", 5),
+            vec!["abcde", "fghij", "kl mn"]
+        );
+        assert_eq!(wrap_words("", 5), vec![""]);
     }
 }

@@ -85,6 +85,76 @@ async def ask_name(ctx: Context) -> str | mcp_types.InputRequiredResult:
     )
 
 
+def _content(answer, key):
+    """The `content[key]` of an accepted elicitation answer, else None."""
+    if getattr(answer, "action", None) != "accept":
+        return None
+    return (getattr(answer, "content", None) or {}).get(key)
+
+
+@mcp.tool
+async def confirm_now(ctx: Context, item: str = "the cache") -> str | mcp_types.InputRequiredResult:
+    """Ask for a confirmation before answering: multi round-trip input, never a task."""
+    answer = (ctx.input_responses or {}).get("confirm")
+    if answer is not None:
+        confirmed = _content(answer, "confirm")
+        state = ctx.request_state
+        if confirmed:
+            return f"cleared {item} (state {state})"
+        return f"kept {item} (action={getattr(answer, 'action', None)}, state {state})"
+    return mcp_types.InputRequiredResult(
+        input_requests={
+            "confirm": mcp_types.ElicitRequest(
+                params=mcp_types.ElicitRequestFormParams(
+                    message=f"Really clear {item}?",
+                    requested_schema={
+                        "type": "object",
+                        "properties": {"confirm": {"type": "boolean", "title": "Clear it"}},
+                        "required": ["confirm"],
+                    },
+                )
+            )
+        },
+        request_state="round-1",
+    )
+
+
+@mcp.tool
+async def haiku_now(ctx: Context, topic: str = "autumn") -> str | mcp_types.InputRequiredResult:
+    """Ask the client's model for a haiku: multi round-trip sampling, never a task."""
+    answer = (ctx.input_responses or {}).get("haiku")
+    if answer is not None:
+        content = getattr(answer, "content", None)
+        text = getattr(content, "text", None)
+        return f"haiku: {text} (model {getattr(answer, 'model', None)})"
+    return mcp_types.InputRequiredResult(
+        input_requests={
+            "haiku": mcp_types.CreateMessageRequest(
+                params=mcp_types.CreateMessageRequestParams(
+                    messages=[
+                        mcp_types.SamplingMessage(
+                            role="user",
+                            content=mcp_types.TextContent(type="text", text=f"Write a haiku about {topic}."),
+                        )
+                    ],
+                    system_prompt="You are a poet.",
+                    max_tokens=60,
+                )
+            )
+        }
+    )
+
+
+@mcp.tool
+async def roots_now(ctx: Context) -> str | mcp_types.InputRequiredResult:
+    """List the client's roots: multi round-trip roots/list, never a task."""
+    answer = (ctx.input_responses or {}).get("roots")
+    if answer is not None:
+        uris = [str(r.uri) for r in getattr(answer, "roots", [])]
+        return "roots: " + ", ".join(uris)
+    return mcp_types.InputRequiredResult(input_requests={"roots": mcp_types.ListRootsRequest()})
+
+
 @mcp.tool(task=TASK)
 async def explode(seconds: float = 0.2) -> str:
     """Fail with a protocol error (task ends `failed` with `error`)."""

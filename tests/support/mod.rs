@@ -29,6 +29,8 @@ pub struct Peer {
     pub name: &'static str,
     /// File receiving the peer's stdout (after `READY`) and stderr.
     pub log: PathBuf,
+    /// Whatever followed the URL on the `READY` line (an access token, for example).
+    pub extra: Option<String>,
     child: Child,
 }
 
@@ -182,6 +184,39 @@ pub fn everything_http_on(port: u16) -> Peer {
     start("everything", cmd)
 }
 
+/// The directory of the TypeScript SDK's example servers.
+pub fn sdk_examples_dir() -> PathBuf {
+    let dir = peers_dir()
+        .join("node")
+        .join("node_modules")
+        .join("@modelcontextprotocol")
+        .join("sdk")
+        .join("dist")
+        .join("esm")
+        .join("examples")
+        .join("server");
+    require_installed(&dir, "@modelcontextprotocol/sdk (npm)");
+    dir
+}
+
+/// Starts one of the TypeScript SDK's example servers over Streamable HTTP on 127.0.0.1
+/// (`tests/interop/sdk_example.cjs`): `simpleTaskInteractive`, `elicitationFormExample`,
+/// or `elicitationUrlExample` (whose access token is in [`Peer::extra`]).
+pub fn sdk_example(name: &'static str) -> Peer {
+    sdk_examples_dir();
+    let mut cmd = Command::new("node");
+    cmd.arg(interop_dir().join("sdk_example.cjs"))
+        .arg(name)
+        .env("TASKRAIL_PEERS_DIR", peers_dir());
+    start(name, cmd)
+}
+
+/// The `stdio:` server spec of a stdio example server of the TypeScript SDK.
+pub fn sdk_stdio_example(name: &str) -> String {
+    let script = sdk_examples_dir().join(format!("{name}.js"));
+    format!("stdio:node {}", script.display())
+}
+
 /// Starts the FastMCP peer protected by FastMCP's in-memory OAuth provider (its own
 /// authorization server on the same origin; dynamic registration, rotating refresh tokens).
 pub fn fastmcp_oauth_http() -> Peer {
@@ -291,12 +326,19 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
 
     let started = Instant::now();
     match rx.recv_timeout(READY_TIMEOUT) {
-        Ok(url) => Peer {
-            url,
-            name,
-            log,
-            child,
-        },
+        Ok(line) => {
+            let (url, extra) = match line.split_once(char::is_whitespace) {
+                Some((u, rest)) => (u.to_string(), Some(rest.trim().to_string())),
+                None => (line, None),
+            };
+            Peer {
+                url,
+                name,
+                log,
+                extra,
+                child,
+            }
+        }
         Err(err) => {
             let status = child.try_wait().ok().flatten();
             kill_group(&mut child);
@@ -318,8 +360,25 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
         }
     }
 }
+pub mod browser;
 pub mod hosts;
 pub mod raw_http;
 pub mod relay;
+pub mod screen;
 pub mod taskrail;
 pub mod tmux;
+
+/// A plain web server that is not an MCP endpoint: Python's `http.server` on 127.0.0.1
+/// (GET → 404 for `/mcp`, POST → 501), serving an empty directory.
+pub fn plain_web_http() -> Peer {
+    let script = "import http.server, os, sys\n\
+                  os.chdir(sys.argv[1])\n\
+                  srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n\
+                  print(f'READY http://127.0.0.1:{srv.server_address[1]}/mcp', flush=True)\n\
+                  srv.serve_forever()\n";
+    let dir = log_dir().join(format!("plain-web-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    let mut cmd = Command::new(peers_python());
+    cmd.arg("-c").arg(script).arg(&dir);
+    start("plain-web", cmd)
+}

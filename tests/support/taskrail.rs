@@ -132,6 +132,19 @@ impl Taskrail {
         wait(child, limit, &format!("taskrail {}", args.join(" ")))
     }
 
+    /// Run to completion (killed after `limit`) with stdout on a pipe nobody reads: its
+    /// reading end is closed before the start, so every write to stdout fails.
+    pub fn run_closed_stdout(&self, args: &[&str], limit: Duration) -> Run {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let mut cmd = self.command(args);
+        cmd.stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().expect("spawn taskrail");
+        wait(child, limit, &format!("taskrail {}", args.join(" ")))
+    }
+
     /// Start with piped stdin and stderr read line by line.
     pub fn spawn(&self, args: &[&str]) -> Running {
         let mut cmd = self.command(args);
@@ -306,9 +319,14 @@ impl Drop for Running {
 }
 
 fn wait(mut child: Child, limit: Duration, what: &str) -> Run {
-    let stdout = child.stdout.take().expect("stdout");
+    // stdout is not piped when a test gives the child its own (a closed pipe)
+    let stdout = child.stdout.take();
     let stderr = child.stderr.take().expect("stderr");
-    let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let out = std::thread::spawn(move || {
+        stdout
+            .map(|s| std::io::read_to_string(s).unwrap_or_default())
+            .unwrap_or_default()
+    });
     let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
     let deadline = Instant::now() + limit;
     let code = loop {

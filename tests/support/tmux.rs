@@ -172,6 +172,50 @@ impl Tmux {
         self.keys(&["Enter"]);
     }
 
+    /// Run a taskrail command line in the pane (`env` first, e.g. `BROWSER=…`), on `tr`'s
+    /// ledger; it ends with the exit marker (see [`Tmux::exit_code`]).
+    pub fn start_cli(&self, tr: &Taskrail, env: &str, args: &str) {
+        *self.log.borrow_mut() = Some(tr.log());
+        let line = format!(
+            "clear; {env} TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_LOG_LEVEL=debug {} {args}; echo {EXITED}$?",
+            quote(&tr.db()),
+            quote(&tr.log()),
+            quote(Path::new(bin())),
+        );
+        self.type_text(&line);
+        self.keys(&["Enter"]);
+    }
+
+    /// Wait for the command started by `start_cli` (or the dashboard) to exit; its code.
+    pub fn exit_code(&self) -> i32 {
+        let code = |l: &str| {
+            l.strip_prefix(EXITED)
+                .and_then(|c| c.trim().parse::<i32>().ok())
+        };
+        let screen = self.wait("the command to exit", |s| {
+            s.lines().any(|l| code(l).is_some())
+        });
+        screen.lines().find_map(code).unwrap_or(-1)
+    }
+
+    /// The process id of the program the pane's shell runs in the foreground.
+    pub fn foreground_pid(&self) -> u32 {
+        let shell = self.tmux(&["display-message", "-p", "-t", "0", "#{pane_pid}"]);
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let out = Command::new("pgrep")
+                .args(["-P", shell.trim()])
+                .output()
+                .expect("run pgrep");
+            let text = String::from_utf8_lossy(&out.stdout);
+            if let Some(pid) = text.lines().next().and_then(|l| l.trim().parse().ok()) {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "no program runs in the pane");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Quit with `q` and wait for the shell to report a clean exit.
     pub fn quit(&self) {
         self.keys(&["q"]);

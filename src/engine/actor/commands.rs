@@ -4,7 +4,9 @@
 //!
 //! Must not block on the network: calls run in spawned tasks that report `Internal`s.
 
+use super::foreground::{URL_ELICITATION_REQUIRED, url_requests};
 use super::*;
+use crate::engine::foreground::{CallSpec, RoundKind};
 
 /// Where an answer or a cancel goes.
 enum Route {
@@ -44,6 +46,7 @@ impl ServerActor {
             EngineCommand::CallTool { .. }
                 | EngineCommand::ListTools { .. }
                 | EngineCommand::RecordCreated { .. }
+                | EngineCommand::AnswerForeground { .. }
         );
         if needs_connection && self.client.is_none() {
             if self.queued.len() < 1024 {
@@ -69,9 +72,10 @@ impl ServerActor {
                         .await;
                 };
                 self.stats.request();
+                self.foreground.call_started(call_id, &tool);
                 let tx = self.internal_tx.clone();
                 tokio::spawn(async move {
-                    let result = call_with_retry(&client, &tool, &arguments).await;
+                    let result = call_with_retry(&client, &tool, &arguments, None, call_id).await;
                     let _ = tx
                         .send(Internal::Called {
                             call_id,
@@ -131,6 +135,9 @@ impl ServerActor {
                 tokio::spawn(async move {
                     let _ = tx.send(Internal::Tools(client.list_tools().await)).await;
                 });
+            }
+            EngineCommand::AnswerForeground { key, response, .. } => {
+                self.answer_foreground(key, response).await
             }
             EngineCommand::Shutdown => {}
         }
@@ -348,14 +355,50 @@ impl ServerActor {
         parent: Option<TaskId>,
         result: Result<CallOutcome, McpError>,
     ) {
+        let call = CallSpec {
+            call_id,
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            parent: parent.clone(),
+        };
         let result = match result {
             Ok(CallOutcome::Task(task)) => {
                 self.created(task, tool.clone(), arguments, parent, None)
                     .await
             }
             Ok(CallOutcome::Complete(result)) => CallResult::Plain { result },
-            Ok(CallOutcome::InputRequired { .. }) => CallResult::Error {
-                message: "the server asked for input before creating a task (multi round-trip input), which taskrail does not answer".into(),
+            Ok(CallOutcome::InputRequired {
+                input_requests,
+                request_state,
+            }) => {
+                let kind = RoundKind::Mrtr { request_state };
+                match self.input_round(call, kind, input_requests).await {
+                    None => return,
+                    Some(message) => CallResult::Error { message },
+                }
+            }
+            Err(McpError::Rpc {
+                code: URL_ELICITATION_REQUIRED,
+                message,
+                data,
+            }) => match url_requests(data.as_ref()) {
+                Some(requests) => {
+                    let kind = RoundKind::UrlRequired {
+                        error: message.clone(),
+                    };
+                    match self.input_round(call, kind, requests).await {
+                        None => return,
+                        Some(why) => CallResult::Error {
+                            message: format!("{message} ({why})"),
+                        },
+                    }
+                }
+                None => {
+                    self.stats.error();
+                    CallResult::Error {
+                        message: format!("server error {URL_ELICITATION_REQUIRED}: {message}"),
+                    }
+                }
             },
             Err(e) => {
                 self.stats.error();
@@ -364,6 +407,7 @@ impl ServerActor {
                 }
             }
         };
+        self.call_settled(call_id).await;
         self.call_done(call_id, tool, result).await;
     }
 
@@ -584,18 +628,24 @@ impl ServerActor {
     }
 }
 
-/// `tools/call`, sent again (at most twice) when the server refuses it with 429 or 503:
-/// it was not processed, and `Retry-After` says when to come back. A lost legacy session is
-/// replaced once, and the call sent in the new one.
-async fn call_with_retry(
+/// `tools/call` (tagged with `call_id`), sent again (at most twice) when the server
+/// refuses it with 429 or 503: it was not processed, and `Retry-After` says when to come
+/// back. A lost legacy session is replaced once, and the call sent in the new one. `retry`
+/// carries the answers of a multi-round-trip round.
+pub(super) async fn call_with_retry(
     client: &McpClient,
     tool: &str,
     arguments: &Value,
+    retry: Option<(Value, Option<Value>)>,
+    call_id: u64,
 ) -> Result<CallOutcome, McpError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match client.call_tool(tool, arguments.clone(), None).await {
+        match client
+            .call_tool(tool, arguments.clone(), retry.clone(), Some(call_id))
+            .await
+        {
             Err(McpError::Http {
                 status: 429 | 503,
                 retry_after,

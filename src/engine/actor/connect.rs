@@ -38,6 +38,7 @@ impl ServerActor {
                 self.degraded = false;
                 self.client = Some(client.clone());
                 self.push_rx = Some(push_rx);
+                self.foreground_reconnected().await;
                 self.created_in_session = false;
                 self.home_session = None;
                 if let Some(session) = client.legacy_session() {
@@ -143,7 +144,9 @@ impl ServerActor {
         }
         self.push_on = false;
         self.subscribed.clear();
-        if !tasks || self.cfg.no_push {
+        // A legacy session's GET stream also carries the server's own requests (input
+        // outside any task), so it is opened even when the server offers no tasks.
+        if self.cfg.no_push || (era == Era::Modern && !tasks) {
             return;
         }
         let (tx, mut rx) = mpsc::channel::<ListenMsg>(1024);
@@ -156,6 +159,9 @@ impl ServerActor {
             }
         });
         let (base, max) = (self.cfg.backoff_base, self.cfg.backoff_max);
+        if era == Era::Legacy {
+            client.expect_session_stream();
+        }
         self.push_task = Some(match era {
             Era::Modern => tokio::spawn(run_listen(
                 client,

@@ -69,7 +69,8 @@ impl ServerActor {
         let ev = self.updated(task.clone(), source, latency_ms);
         self.emit(ev).await;
         // The ledger records `input_requested` with the snapshot itself.
-        for (key, request) in r.new_inputs {
+        let new_inputs = self.answer_without_person(&task_id, r.new_inputs).await;
+        for (key, request) in new_inputs {
             self.emit(EngineEvent::InputRequested {
                 server: self.id(),
                 task_id: task_id.clone(),
@@ -202,6 +203,27 @@ impl ServerActor {
                 }
             }
             ServerPush::ToolsChanged => {}
+            ServerPush::Foreground {
+                key,
+                request,
+                call,
+                on_call_stream,
+            } => {
+                self.foreground_pushed(key, request, call, on_call_stream)
+                    .await
+            }
+            ServerPush::ForegroundGone { key, reason } => self.foreground_gone(key, reason).await,
+            ServerPush::ElicitationComplete { elicitation_id } => {
+                self.url_completed(elicitation_id).await
+            }
+            ServerPush::RootsShared { task_id, roots } => {
+                self.emit(EngineEvent::RootsShared {
+                    server: self.id(),
+                    task_id,
+                    roots,
+                })
+                .await
+            }
         }
     }
 

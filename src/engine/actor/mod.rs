@@ -32,6 +32,7 @@ use crate::mcp::{
 mod commands;
 mod connect;
 mod follow;
+mod foreground;
 mod ingest;
 mod outbox;
 mod polling;
@@ -141,6 +142,8 @@ pub(super) struct ServerActor {
     serving: HashSet<i64>,
     /// Seconds of the 1 Hz tick so far.
     ticks: u64,
+    /// Input requests outside any task, waiting for the person.
+    foreground: super::foreground::Foreground,
 }
 
 /// Unchanged polls are written as a count at least this often (seconds).
@@ -200,6 +203,7 @@ impl ServerActor {
             awaited: HashMap::new(),
             serving: HashSet::new(),
             ticks: 0,
+            foreground: Default::default(),
         }
     }
 
@@ -301,6 +305,7 @@ impl ServerActor {
                 Some(msg) = self.internal_rx.recv() => self.on_internal(msg).await,
                 Some(push) = recv_opt(&mut self.push_rx) => self.on_push(push).await,
                 _ = sleep_opt(due) => self.poll_due().await,
+                _ = sleep_opt(self.foreground.next_deadline()) => self.expire_foreground().await,
                 _ = tick.tick() => self.on_tick().await,
             }
         }

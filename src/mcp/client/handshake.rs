@@ -7,12 +7,31 @@ use super::*;
 
 impl McpClient {
     pub(super) async fn detect(&self) -> Result<ServerInfo, McpError> {
+        let stdio = matches!(self.endpoint, Endpoint::Stdio { .. });
+        let probe_timeout = if stdio {
+            self.opts.probe_timeout
+        } else {
+            self.opts.request_timeout
+        };
+        match self.detect_within(probe_timeout).await {
+            // A modern stdio server that started slower than the probe waits (a busy
+            // machine) answers the probe late, then refuses the legacy handshake: ask it
+            // again, as long as any request may take.
+            Err(McpError::UnsupportedVersion { supported, .. })
+                if stdio && supported.iter().any(|v| v == MODERN_VERSION) =>
+            {
+                tracing::debug!("a modern server refused the legacy handshake; discovering again");
+                self.detect_within(self.opts.request_timeout).await
+            }
+            other => other,
+        }
+    }
+
+    /// The probe (waiting at most `probe_timeout`), and the legacy handshake when the
+    /// server does not speak the modern protocol.
+    async fn detect_within(&self, probe_timeout: Duration) -> Result<ServerInfo, McpError> {
         self.transport
             .set_protocol_version(Some(MODERN_VERSION.into()));
-        let probe_timeout = match self.endpoint {
-            Endpoint::Stdio { .. } => self.opts.probe_timeout,
-            Endpoint::Http { .. } => self.opts.request_timeout,
-        };
         match self
             .raw_request(
                 Era::Modern,
@@ -20,6 +39,7 @@ impl McpClient {
                 json!({}),
                 Routing::method("server/discover"),
                 Some(probe_timeout),
+                None,
             )
             .await
         {
@@ -97,7 +117,7 @@ impl McpClient {
             .opts
             .capabilities
             .clone()
-            .unwrap_or_else(|| json!({ "elicitation": { "form": {} } }));
+            .unwrap_or_else(|| self.opts.input.legacy());
         let params = json!({
             "protocolVersion": LEGACY_VERSION,
             "capabilities": capabilities,
@@ -110,6 +130,7 @@ impl McpClient {
                 params,
                 Routing::method("initialize"),
                 Some(self.opts.request_timeout),
+                None,
             )
             .await?;
         let version = result

@@ -14,8 +14,11 @@ use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, Endpoint};
 use super::error::McpError;
+use super::foreground::{ForegroundRequests, ReplyTo};
+use super::hosted::HostedTasks;
 use super::http::{MessageStream, Routing};
-use super::jsonrpc::{self, Incoming, RequestId};
+use super::input;
+use super::jsonrpc::{self, Inbound, Incoming, RequestId};
 use super::legacy::PendingInputs;
 use super::param_headers;
 use super::push::{ServerPush, Subscription};
@@ -43,10 +46,48 @@ pub struct McpClient {
     tap: Mutex<Option<mpsc::Sender<Incoming>>>,
     /// Requests the server holds open (sent without a timeout): cancelled on `detach`.
     held: held::Held,
+    /// Legacy input requests tied to none of our tasks, until answered.
+    pub(super) foreground: ForegroundRequests,
+    /// Tasks a legacy server asked us to run (its elicitations and samplings).
+    pub(super) hosted: HostedTasks,
+    /// `tools/call`s in flight: JSON-RPC id → the caller's tag.
+    calls: Mutex<HashMap<RequestId, u64>>,
+    /// This client, for work that outlives one dispatch (a hosted task's `tasks/result`).
+    me: std::sync::OnceLock<Weak<McpClient>>,
+    /// Legacy: whether the session's GET stream is up (`None`: none was opened).
+    session_stream: tokio::sync::watch::Sender<Option<bool>>,
 }
 
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
 pub type ElicitationHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
+
+/// Marks a request in flight under a tag for as long as it lives.
+struct InFlight<'a> {
+    calls: &'a Mutex<HashMap<RequestId, u64>>,
+    id: RequestId,
+}
+
+impl<'a> InFlight<'a> {
+    fn new(calls: &'a Mutex<HashMap<RequestId, u64>>, id: &RequestId, tag: u64) -> Self {
+        calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), tag);
+        InFlight {
+            calls,
+            id: id.clone(),
+        }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
+}
 
 /// A legacy session, enough to rejoin it from another connection or process: the server
 /// keeps a session's tasks for that session only.
@@ -156,7 +197,7 @@ impl McpClient {
         opts: ConnectOptions,
         first_id: i64,
     ) -> Result<Connection, McpError> {
-        let (inbound_tx, mut inbound_rx) = mpsc::channel::<Incoming>(1024);
+        let (inbound_tx, mut inbound_rx) = mpsc::channel::<Inbound>(1024);
         let (push_tx, push_rx) = mpsc::channel::<ServerPush>(1024);
         let transport = Transport::open(&endpoint, &opts, inbound_tx)?;
         let client = Arc::new(McpClient {
@@ -172,12 +213,18 @@ impl McpClient {
             untracked_elicitation: Mutex::new(None),
             tap: Mutex::new(None),
             held: held::Held::default(),
+            foreground: ForegroundRequests::default(),
+            hosted: HostedTasks::default(),
+            calls: Mutex::new(HashMap::new()),
+            me: std::sync::OnceLock::new(),
+            session_stream: tokio::sync::watch::channel(None).0,
         });
         let weak: Weak<McpClient> = Arc::downgrade(&client);
+        let _ = client.me.set(weak.clone());
         tokio::spawn(async move {
-            while let Some(msg) = inbound_rx.recv().await {
+            while let Some(Inbound { msg, via }) = inbound_rx.recv().await {
                 let Some(client) = weak.upgrade() else { break };
-                client.dispatch(msg).await;
+                client.dispatch_via(msg, via.as_ref()).await;
             }
         });
         Ok((client, push_rx))
@@ -208,15 +255,13 @@ impl McpClient {
         RequestId::Num(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// The modern per-request `_meta` block (tasks extension always declared).
+    /// The modern per-request `_meta` block: the tasks extension, and the input kinds
+    /// answered for this server (`ConnectOptions::input`).
     pub fn modern_meta(&self) -> Value {
         json!({
             "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
             "io.modelcontextprotocol/clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version },
-            "io.modelcontextprotocol/clientCapabilities": {
-                "elicitation": { "form": {}, "url": {} },
-                "extensions": { TASKS_EXTENSION: {} }
-            }
+            "io.modelcontextprotocol/clientCapabilities": self.opts.input.modern()
         })
     }
 
@@ -236,7 +281,9 @@ impl McpClient {
         Value::Object(params)
     }
 
-    /// Send one request in `era` and wait for the result, within `timeout`.
+    /// Send one request in `era` and wait for the result, within `timeout`. A `tag`
+    /// names the request while it is in flight, so server requests that arrive on its
+    /// reply stream can say which call they belong to.
     async fn raw_request(
         &self,
         era: Era,
@@ -244,6 +291,7 @@ impl McpClient {
         params: Value,
         routing: Routing<'_>,
         timeout: Option<Duration>,
+        tag: Option<u64>,
     ) -> Result<Value, McpError> {
         let id = self.id();
         // Without a timeout the server holds the request until it has an answer.
@@ -252,6 +300,7 @@ impl McpClient {
             Some(_) => None,
         };
         let msg = jsonrpc::request(&id, method, self.with_meta(params, era));
+        let _in_flight = tag.map(|t| InFlight::new(&self.calls, &id, t));
         let fut = self.transport.request(&id, &msg, routing);
         let reply = match timeout {
             Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| {
@@ -262,6 +311,20 @@ impl McpClient {
         reply.map_err(|e| McpError::from_rpc(&e, method.starts_with("tasks/")))
     }
 
+    /// The tag of the call whose reply stream carried a server message. A message on no
+    /// call's stream (stdio has one stream for everything; a legacy server may ask on the
+    /// session stream while it handles a call) belongs to the call in flight when there is
+    /// exactly one.
+    /// The flag says whether it came on that call's own reply stream.
+    pub(super) fn call_tag(&self, via: Option<&RequestId>) -> Option<(u64, bool)> {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        match via {
+            Some(via) => calls.get(via).map(|t| (*t, true)),
+            None if calls.len() == 1 => calls.values().next().map(|t| (*t, false)),
+            None => None,
+        }
+    }
+
     /// A request in the connected era; a legacy session that expired (404) is re-initialized once.
     async fn request(
         &self,
@@ -270,11 +333,11 @@ impl McpClient {
         name: Option<&str>,
         timeout: Option<Duration>,
     ) -> Result<Value, McpError> {
-        self.request_with_headers(method, params, name, &[], timeout)
+        self.request_with_headers(method, params, name, &[], timeout, None)
             .await
     }
 
-    /// [`McpClient::request`] with `Mcp-Param-*` headers.
+    /// [`McpClient::request`] with `Mcp-Param-*` headers and a tag.
     async fn request_with_headers(
         &self,
         method: &str,
@@ -282,6 +345,7 @@ impl McpClient {
         name: Option<&str>,
         param_headers: &[(String, String)],
         timeout: Option<Duration>,
+        tag: Option<u64>,
     ) -> Result<Value, McpError> {
         let era = self.era();
         let routing = Routing {
@@ -290,7 +354,7 @@ impl McpClient {
             params: param_headers,
         };
         match self
-            .raw_request(era, method, params, routing, timeout)
+            .raw_request(era, method, params, routing, timeout, tag)
             .await
         {
             Err(e)
@@ -385,12 +449,14 @@ impl McpClient {
 
     /// `tools/call`. Modern: the tasks extension is declared, the server decides. Legacy:
     /// task augmentation is requested when the tool allows it. `retry` carries MRTR
-    /// `inputResponses` and the echoed `requestState`.
+    /// `inputResponses` and the echoed `requestState`; `tag` comes back on foreground
+    /// input requests the call's reply stream carries ([`ServerPush::Foreground`]).
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Value,
         retry: Option<(Value, Option<Value>)>,
+        tag: Option<u64>,
     ) -> Result<CallOutcome, McpError> {
         let mut params = json!({ "name": tool, "arguments": arguments });
         let era = self.era();
@@ -415,17 +481,27 @@ impl McpClient {
                 params["requestState"] = state;
             }
         }
+        if era == Era::Legacy {
+            self.wait_session_stream().await;
+        }
         let timeout = Some(self.opts.call_timeout);
         let headers = self.param_headers(tool, &arguments);
         let first = self
-            .request_with_headers("tools/call", params.clone(), Some(tool), &headers, timeout)
+            .request_with_headers(
+                "tools/call",
+                params.clone(),
+                Some(tool),
+                &headers,
+                timeout,
+                tag,
+            )
             .await;
         let result = match first {
             // Headers from an unknown or stale schema: fetch `tools/list` and try once more.
             Err(McpError::HeaderMismatch { .. }) if era == Era::Modern => {
                 self.list_tools().await?;
                 let headers = self.param_headers(tool, &arguments);
-                self.request_with_headers("tools/call", params, Some(tool), &headers, timeout)
+                self.request_with_headers("tools/call", params, Some(tool), &headers, timeout, tag)
                     .await?
             }
             other => other?,
@@ -438,6 +514,25 @@ impl McpClient {
                 .insert(token, task.task_id.clone());
         }
         Ok(outcome)
+    }
+
+    /// Legacy: the session's GET stream is about to be opened; calls wait for it.
+    pub fn expect_session_stream(&self) {
+        self.session_stream.send_if_modified(|s| {
+            let was = s.is_none();
+            if was {
+                *s = Some(false);
+            }
+            was
+        });
+    }
+
+    /// Legacy servers may send a call's input requests on the session stream, and drop
+    /// them when it is not open yet: a call waits (briefly) for a stream being opened.
+    async fn wait_session_stream(&self) {
+        let mut rx = self.session_stream.subscribe();
+        let up = rx.wait_for(|s| *s != Some(false));
+        let _ = tokio::time::timeout(Duration::from_secs(5), up).await;
     }
 
     /// `tasks/get`. Legacy: pending `elicitation/create` requests for the task are merged
@@ -485,15 +580,35 @@ impl McpClient {
             }
             Era::Legacy => {
                 for (key, response) in responses {
-                    let id = self.pending_inputs.take(task_id, key).ok_or_else(|| {
+                    let (id, request) = self.pending_inputs.take(task_id, key).ok_or_else(|| {
                         McpError::Unsupported(format!(
                             "no pending input request {key:?} for this task here: a legacy server sends input requests to the session that follows the task, so answer it there"
                         ))
                     })?;
-                    self.transport
-                        .send_message(&jsonrpc::response(&id, response.clone()), None)
-                        .await?;
+                    let reply = input::legacy_reply(&id, &request, response);
+                    self.transport.send_message(&reply, None).await?;
                 }
+                Ok(())
+            }
+        }
+    }
+
+    /// Answer the foreground request `key` ([`ServerPush::Foreground`]): a response to
+    /// the server's request, or the outcome of the task it hosts here.
+    pub async fn answer_foreground(&self, key: &str, response: &Value) -> Result<(), McpError> {
+        let waiting = self.foreground.take(key).ok_or_else(|| {
+            McpError::Unsupported(format!(
+                "no input request {key:?} waits here (answered already, or the connection was renewed)"
+            ))
+        })?;
+        match waiting.reply {
+            ReplyTo::Rpc(id) => {
+                let reply = input::legacy_reply(&id, &waiting.request, response);
+                self.transport.send_message(&reply, None).await
+            }
+            ReplyTo::Hosted(task_id) => {
+                let outcome = input::outcome(&waiting.request, response);
+                self.hosted.finish(&task_id, outcome, chrono::Utc::now());
                 Ok(())
             }
         }
@@ -604,7 +719,10 @@ impl McpClient {
     /// Legacy: the session's GET stream; feed each message to [`McpClient::dispatch`].
     pub async fn open_legacy_stream(&self) -> Result<MessageStream, McpError> {
         match &self.transport {
-            Transport::Http(h) if self.era() == Era::Legacy => h.open_get_stream().await,
+            Transport::Http(h) if self.era() == Era::Legacy => {
+                self.session_stream.send_replace(Some(false));
+                h.open_get_stream(self.session_stream.clone()).await
+            }
             _ => Err(McpError::Unsupported(
                 "no GET stream on this connection".into(),
             )),

@@ -55,14 +55,18 @@ fn command_completion_names_then_arguments() {
     run(&mut s, vec![key(':'), key('s')]);
     run(&mut s, vec![code(KeyCode::Tab)]);
     let line = s.command.as_ref().unwrap();
-    assert_eq!(line.input.value(), "s", "ambiguous: server, sort");
+    assert_eq!(line.input.value(), "s", "ambiguous: server, servers, sort");
     assert_eq!(
         line.candidates,
-        vec!["server".to_string(), "sort".to_string()]
+        vec![
+            "server".to_string(),
+            "servers".to_string(),
+            "sort".to_string()
+        ]
     );
     run(&mut s, vec![key('e'), code(KeyCode::Tab)]);
-    assert_eq!(s.command.as_ref().unwrap().input.value(), "server ");
-    run(&mut s, vec![key('b'), code(KeyCode::Tab)]);
+    assert_eq!(s.command.as_ref().unwrap().input.value(), "server");
+    run(&mut s, vec![key(' '), key('b'), code(KeyCode::Tab)]);
     assert_eq!(s.command.as_ref().unwrap().input.value(), "server beta");
     assert_eq!(
         command::complete("theme l", &s),

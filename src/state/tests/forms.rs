@@ -7,7 +7,7 @@ use serde_json::json;
 use super::{code, elicit, fresh, key, run, srv, task, updated};
 use crate::mcp::{InputRequest, TaskStatus, ToolInfo};
 use crate::state::form::{FieldKind, Form};
-use crate::state::modal::{InputForm, SectionKind, ToolForm};
+use crate::state::modal::{InputForm, ToolForm};
 use crate::state::*;
 
 fn every_kind() -> serde_json::Value {
@@ -138,35 +138,13 @@ fn input_state(requests: Vec<(&str, InputRequest)>) -> State {
 }
 
 #[test]
-fn url_mode_asks_consent_and_accepts_without_content() {
-    let url = InputRequest {
-        method: "elicitation/create".into(),
-        params: json!({"mode":"url","url":"https://auth.example.com/k","message":"Set your key"}),
-        reply_to: None,
-    };
-    let mut s = input_state(vec![("u", url)]);
-    run(&mut s, vec![key('a')]);
-    let Some(Modal::Input(f)) = s.modals.last() else {
-        panic!()
-    };
-    assert!(
-        matches!(&f.sections[0].kind, SectionKind::Url { url } if url.contains("auth.example.com"))
-    );
-    let fx = run(&mut s, vec![code(KeyCode::Enter)]);
-    let Effect::Engine(EngineCommand::Answer { responses, .. }) = &fx[0] else {
-        panic!()
-    };
-    assert_eq!(responses["u"], json!({"action":"accept"}));
-}
-
-#[test]
 fn unknown_kind_can_only_be_declined() {
-    let sampling = InputRequest {
-        method: "sampling/createMessage".into(),
-        params: json!({"messages":[], "maxTokens": 10}),
+    let custom = InputRequest {
+        method: "custom/ask".into(),
+        params: json!({"message": "?"}),
         reply_to: None,
     };
-    let mut s = input_state(vec![("s", sampling)]);
+    let mut s = input_state(vec![("s", custom)]);
     run(&mut s, vec![key('a')]);
     assert!(run(&mut s, vec![code(KeyCode::Enter)]).is_empty());
     let Some(Modal::Input(f)) = s.modals.last() else {
@@ -278,7 +256,7 @@ fn input_form_builds_sections_for_each_pending_request() {
     let mut s = input_state(vec![("k", elicit(every_kind()))]);
     s.ensure_view();
     let row = s.selected_row().unwrap();
-    let f = InputForm::build(row);
+    let f = InputForm::for_task(row);
     assert_eq!(f.sections.len(), 1);
     assert_eq!(f.form.fields.len(), 10);
     assert_eq!(f.sections[0].message, "Who are you?");

@@ -36,18 +36,24 @@ fn inbox_lists_every_request_oldest_first_and_answers_in_place() {
     update(&mut s, asks(&srv(), "a1", "k1"), later);
     update(&mut s, asks(&srv(), "a1", "k2"), later);
     let list = inbox::entries(&s);
-    let order: Vec<(&str, &str)> = list
+    let order: Vec<(String, &str)> = list
         .iter()
-        .map(|e| (e.task.task_id.as_str(), e.input_key.as_str()))
+        .map(|e| (e.short_id(), e.input_key.as_str()))
         .collect();
-    assert_eq!(order, vec![("b1", "k"), ("a1", "k1"), ("a1", "k2")]);
+    assert_eq!(
+        order,
+        vec![("b1".into(), "k"), ("a1".into(), "k1"), ("a1".into(), "k2")]
+    );
 
     run(&mut s, vec![key('i')]);
     assert!(matches!(s.modals.last(), Some(Modal::Inbox(_))));
     assert_eq!(s.context(), Context::Picker);
     run(&mut s, vec![key('j'), code(KeyCode::Enter)]);
     match s.modals.last() {
-        Some(Modal::Input(f)) => assert_eq!(f.key, TaskKey::new(&srv(), &TaskId::new("a1"))),
+        Some(Modal::Input(f)) => assert_eq!(
+            f.target,
+            InputTarget::Task(TaskKey::new(&srv(), &TaskId::new("a1")))
+        ),
         other => panic!("expected the input form of a1, got {other:?}"),
     }
     // the form answers over the inbox; closing it returns to the inbox

@@ -58,18 +58,27 @@ fn rerun_is_refused_read_only_and_refresh_moved_to_shift_r() {
 }
 
 #[test]
-fn failed_tool_listing_closes_the_waiting_picker() {
+fn failed_tool_listing_shows_in_the_waiting_picker() {
     let mut s = fresh();
     run(&mut s, vec![key('n')]);
     assert!(matches!(s.modals.last(), Some(Modal::ToolPicker(tp)) if tp.tools.is_none()));
-    run(
-        &mut s,
-        vec![Msg::Engine(EngineEvent::ToolsListFailed {
+    let failed = || {
+        Msg::Engine(EngineEvent::ToolsListFailed {
             server: srv(),
             error: "HTTP 500".into(),
-        })],
-    );
+        })
+    };
+    run(&mut s, vec![failed()]);
+    match s.modals.last() {
+        Some(Modal::ToolPicker(tp)) => {
+            assert_eq!(tp.error.as_deref(), Some("cannot list tools: HTTP 500"))
+        }
+        other => panic!("the picker shows the error: {other:?}"),
+    }
+    run(&mut s, vec![code(KeyCode::Esc)]);
     assert!(s.modals.is_empty());
+    // with no picker waiting, a notice says it
+    run(&mut s, vec![failed()]);
     assert!(
         s.notices
             .last()
@@ -195,4 +204,98 @@ fn new_task_flow_picks_server_and_tool_then_calls() {
             .as_deref(),
         Some("search")
     );
+}
+
+fn tool(name: &str) -> crate::mcp::ToolInfo {
+    crate::mcp::ToolInfo {
+        name: name.into(),
+        title: None,
+        description: Some(format!("the {name} tool")),
+        input_schema: json!({"type": "object", "properties": {}}),
+        task_support: None,
+    }
+}
+
+fn picked(s: &State) -> Vec<String> {
+    match s.modals.last() {
+        Some(Modal::ToolPicker(tp)) => {
+            let p = tp.tools.as_ref().expect("listed");
+            p.shown.iter().map(|&i| p.items[i].name.clone()).collect()
+        }
+        other => panic!("expected the tool picker, got {other:?}"),
+    }
+}
+
+fn current(s: &State) -> String {
+    match s.modals.last() {
+        Some(Modal::ToolPicker(tp)) => tp.tools.as_ref().unwrap().current().unwrap().name.clone(),
+        other => panic!("expected the tool picker, got {other:?}"),
+    }
+}
+
+#[test]
+fn pickers_narrow_as_you_type_and_jump_to_the_ends() {
+    let mut s = fresh();
+    run(&mut s, vec![key('n')]);
+    let names = ["alpha", "beta", "gamma", "deploy", "delete"];
+    run(
+        &mut s,
+        vec![Msg::Engine(EngineEvent::ToolsListed {
+            server: srv(),
+            tools: names.iter().map(|n| tool(n)).collect(),
+        })],
+    );
+    run(&mut s, vec![key('G')]);
+    assert_eq!(current(&s), "delete");
+    run(&mut s, vec![key('g')]);
+    assert_eq!(current(&s), "alpha");
+    run(&mut s, vec![key('j'), key('j')]);
+    assert_eq!(current(&s), "gamma");
+
+    // `/` and the list narrows with each key; letters bound in the picker are text here
+    run(&mut s, vec![key('/'), key('d'), key('e')]);
+    assert_eq!(s.context(), Context::Filter);
+    assert_eq!(picked(&s), ["deploy", "delete"]);
+    assert_eq!(
+        current(&s),
+        "deploy",
+        "the cursor was on an entry now hidden"
+    );
+    run(&mut s, vec![key('l')]);
+    assert_eq!(picked(&s), ["delete"]);
+    run(&mut s, vec![key('q'), key('q')]);
+    assert!(picked(&s).is_empty(), "q is text while typing");
+    run(
+        &mut s,
+        vec![code(KeyCode::Backspace), code(KeyCode::Backspace)],
+    );
+    assert_eq!(picked(&s), ["delete"]);
+    // enter keeps the query and gives the keys back to the list; enter again picks
+    run(&mut s, vec![code(KeyCode::Enter)]);
+    assert_eq!(s.context(), Context::Picker);
+    assert_eq!(picked(&s), ["delete"]);
+    run(&mut s, vec![code(KeyCode::Enter)]);
+    assert!(
+        matches!(s.modals.last(), Some(Modal::ToolForm(f)) if f.tool.name == "delete"),
+        "{:?}",
+        s.modals.last()
+    );
+
+    // esc on the query line clears it; esc again leaves the picker
+    let mut s = fresh();
+    run(&mut s, vec![key('n')]);
+    run(
+        &mut s,
+        vec![Msg::Engine(EngineEvent::ToolsListed {
+            server: srv(),
+            tools: names.iter().map(|n| tool(n)).collect(),
+        })],
+    );
+    run(&mut s, vec![key('/'), key('z'), key('z')]);
+    assert!(picked(&s).is_empty());
+    run(&mut s, vec![code(KeyCode::Esc)]);
+    assert_eq!(picked(&s).len(), 5);
+    assert_eq!(s.context(), Context::Picker);
+    run(&mut s, vec![code(KeyCode::Esc)]);
+    assert!(s.modals.is_empty());
 }

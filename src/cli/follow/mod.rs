@@ -1,17 +1,21 @@
 //! Following tasks from the command line (`call` and `watch`) on the engine: prints
-//! changes, reports input requests once, takes answers typed on stdin, and maps the end
-//! of each task to an exit code. Ctrl-C detaches and says how to resume.
+//! changes, reports input requests once (or asks on a terminal), takes answers typed on
+//! stdin, and maps the end of each task to an exit code. Ctrl-C detaches and says how to
+//! resume.
 //!
 //! Owns: the CLI's view of followed tasks. Must not talk to servers except through the engine.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+mod asking;
+
 use super::args::exit;
-use super::output::{normalize_response, shell_quote, status_line, task_line};
+use super::output::{
+    Closed, normalize_response, out, say, shell_quote, status_line, task_line, write_out,
+};
 use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
 use crate::sanitize::sanitize_line;
@@ -32,6 +36,8 @@ struct Target {
     /// Terminal without its payload yet (legacy `tasks/result` still coming).
     awaiting_payload: Option<tokio::time::Instant>,
     pending_keys: Vec<String>,
+    /// "task created" was said (before its first status line).
+    announced: bool,
 }
 
 pub struct Follower {
@@ -40,11 +46,21 @@ pub struct Follower {
     targets: HashMap<(ServerId, TaskId), Target>,
     order: Vec<(ServerId, TaskId)>,
     connected: HashSet<ServerId>,
-    /// Calls whose outcome we wait for.
-    calls: HashSet<(ServerId, u64)>,
+    /// Calls whose outcome we wait for, with their tool.
+    calls: HashMap<(ServerId, u64), String>,
     plain_exit: Option<u8>,
     /// A created task could not be stored in the ledger: the command fails at the end.
     unrecorded: bool,
+    /// On a terminal (`call` only): input requests are asked in a prompt.
+    prompt: Option<crate::prompt::PromptSettings>,
+    /// The tool of our call (for the prompt's title).
+    tool: Option<String>,
+    /// The engine's events, while `run` runs (a prompt reads them too).
+    events: Option<mpsc::Receiver<EngineEvent>>,
+    /// Events a prompt read, to handle once it closes.
+    backlog: std::collections::VecDeque<EngineEvent>,
+    /// Standard output was closed (`| head`): stop quietly.
+    stdout_closed: bool,
 }
 
 fn exit_code(task: &Task) -> u8 {
@@ -58,10 +74,8 @@ fn exit_code(task: &Task) -> u8 {
     }
 }
 
-fn print_json(v: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", crate::sanitize::json_line(v));
-    let _ = out.flush();
+fn print_json(v: &Value) -> Result<(), Closed> {
+    write_out(&(crate::sanitize::json_line(v) + "\n"))
 }
 
 impl Follower {
@@ -72,14 +86,26 @@ impl Follower {
             targets: HashMap::new(),
             order: Vec::new(),
             connected: HashSet::new(),
-            calls: HashSet::new(),
+            calls: HashMap::new(),
             plain_exit: None,
             unrecorded: false,
+            prompt: None,
+            tool: None,
+            events: None,
+            backlog: Default::default(),
+            stdout_closed: false,
         }
     }
 
-    pub fn expect_call(&mut self, server: ServerId, call_id: u64) {
-        self.calls.insert((server, call_id));
+    /// Ask input requests in a prompt (a terminal is there) for the call of `tool`.
+    pub fn with_prompt(mut self, settings: crate::prompt::PromptSettings, tool: &str) -> Self {
+        self.prompt = Some(settings);
+        self.tool = Some(tool.to_string());
+        self
+    }
+
+    pub fn expect_call(&mut self, server: ServerId, call_id: u64, tool: &str) {
+        self.calls.insert((server, call_id), tool.to_string());
     }
 
     pub fn add_target(&mut self, server: ServerId, task_id: TaskId) {
@@ -90,11 +116,24 @@ impl Follower {
         }
     }
 
-    fn status(&self, line: &str) {
+    fn status(&mut self, line: &str) {
         match self.mode {
-            Mode::Watch { json: false } => println!("{line}"),
-            _ => eprintln!("{line}"),
+            Mode::Watch { json: false } => {
+                let written = out!("{line}");
+                self.note_written(written);
+            }
+            _ => say!("{line}"),
         }
+    }
+
+    /// Print a JSON value on stdout (remembering a closed stdout).
+    fn emit(&mut self, v: &Value) {
+        let written = print_json(v);
+        self.note_written(written);
+    }
+
+    fn note_written(&mut self, written: Result<(), Closed>) {
+        self.stdout_closed |= written.is_err();
     }
 
     fn finished(&self) -> Option<u8> {
@@ -121,15 +160,57 @@ impl Follower {
     }
 
     /// Run until every target ended (or Ctrl-C). Returns the exit code.
-    pub async fn run(mut self, mut events: mpsc::Receiver<EngineEvent>) -> u8 {
-        let mut answers = stdin_lines();
+    pub async fn run(mut self, events: mpsc::Receiver<EngineEvent>) -> u8 {
+        // On a terminal the prompt reads the keys; typed JSON lines are for pipes.
+        let mut answers = if self.prompt.is_some() {
+            None
+        } else {
+            stdin_lines()
+        };
+        self.events = Some(events);
         let mut tick = tokio::time::interval(Duration::from_millis(500));
+        // One listener for the whole run: a Ctrl-C that lands while an event is being
+        // handled is still seen (a listener made per turn of the loop would miss it).
+        let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
         loop {
             if let Some(code) = self.finished() {
                 return code;
             }
-            tokio::select! {
-                ev = events.recv() => match ev {
+            if self.stdout_closed {
+                // Nobody reads any more: end quietly; the tasks keep running.
+                return exit::COMPLETED;
+            }
+            if let Some(ev) = self.backlog.pop_front() {
+                if let Some(code) = self.on_event(ev).await {
+                    return code;
+                }
+                continue;
+            }
+            let Some(mut events) = self.events.take() else {
+                return exit::CONNECTION;
+            };
+            let next = tokio::select! {
+                ev = events.recv() => Some(ev),
+                line = recv_line(&mut answers) => {
+                    match line {
+                        Some(line) => self.on_answer_line(&line).await,
+                        None => answers = None,
+                    }
+                    None
+                }
+                _ = tick.tick() => {
+                    self.expire_payload_waits();
+                    None
+                }
+                _ = &mut interrupted => {
+                    self.detach_message();
+                    return exit::INTERRUPTED;
+                }
+            };
+            self.events = Some(events);
+            match next {
+                None => {}
+                Some(ev) => match ev {
                     Some(ev) => {
                         if let Some(code) = self.on_event(ev).await {
                             return code;
@@ -137,15 +218,6 @@ impl Follower {
                     }
                     None => return exit::CONNECTION,
                 },
-                line = recv_line(&mut answers) => match line {
-                    Some(line) => self.on_answer_line(&line).await,
-                    None => answers = None,
-                },
-                _ = tick.tick() => self.expire_payload_waits(),
-                _ = tokio::signal::ctrl_c() => {
-                    self.detach_message();
-                    return exit::INTERRUPTED;
-                }
             }
         }
     }
@@ -173,12 +245,12 @@ impl Follower {
             .filter(|k| self.targets[*k].exit.is_none())
             .collect();
         if open.is_empty() {
-            eprintln!("interrupted");
+            say!("interrupted");
             return;
         }
         for (server, id) in open {
-            eprintln!("detached: task {id} keeps running on {server}");
-            eprintln!(
+            say!("detached: task {id} keeps running on {server}");
+            say!(
                 "resume with: taskrail watch --server {} {}",
                 shell_quote(server.as_str()),
                 shell_quote(id.as_str())
@@ -190,23 +262,23 @@ impl Follower {
         match ev {
             EngineEvent::ServerConnected { server, era, .. } => {
                 if self.connected.insert(server.clone()) {
-                    eprintln!("connected to {server} ({})", era.as_str());
+                    say!("connected to {server} ({})", era.as_str());
                 }
             }
             EngineEvent::ServerDegraded { server, reason } => {
                 let reason = sanitize_line(&reason, 300);
                 if !self.connected.contains(&server) && !self.calls.is_empty() {
-                    eprintln!("error: cannot reach {server}: {reason}");
+                    say!("error: cannot reach {server}: {reason}");
                     return Some(exit::CONNECTION);
                 }
-                eprintln!("{server}: {reason}");
+                say!("{server}: {reason}");
             }
             EngineEvent::SignInRequired { server, reason } => {
-                eprintln!(
+                say!(
                     "error: {server}: sign in required: {}",
                     sanitize_line(&reason, 300)
                 );
-                eprintln!(
+                say!(
                     "sign in with: taskrail auth login {}",
                     shell_quote(server.as_str())
                 );
@@ -221,7 +293,7 @@ impl Follower {
                 attempt,
                 retry_in,
             } => {
-                eprintln!(
+                say!(
                     "{server}: retrying in {:.1} s (attempt {attempt})",
                     retry_in.as_secs_f64()
                 );
@@ -235,13 +307,11 @@ impl Follower {
                 tool,
                 result,
             } => {
-                if !self.calls.remove(&(server.clone(), call_id)) {
-                    return None;
-                }
+                self.calls.remove(&(server.clone(), call_id))?;
                 match result {
                     CallResult::Task { task_id, stored } => {
                         if !stored {
-                            eprintln!(
+                            say!(
                                 "error: task {task_id} was created on {server} but could not be \
                                  stored in the ledger: it will not survive a restart"
                             );
@@ -255,18 +325,18 @@ impl Follower {
                                 .and_then(|t| t.last.as_ref())
                                 .map(|t| task_line(server.as_str(), t, crate::engine::UpdateSource::Create))
                                 .unwrap_or_else(|| serde_json::json!({ "server": server.as_str(), "taskId": task_id }));
-                            print_json(&handle);
+                            self.emit(&handle);
                             return Some(if stored {
                                 exit::COMPLETED
                             } else {
                                 exit::CONNECTION
                             });
                         }
-                        eprintln!("{tool}: task {} created", task_id);
-                        self.add_target(server, task_id);
+                        self.add_target(server.clone(), task_id.clone());
+                        self.announce(&(server, task_id), &tool);
                     }
                     CallResult::Plain { result } => {
-                        print_json(&result);
+                        self.emit(&result);
                         let is_error = result
                             .get("isError")
                             .and_then(Value::as_bool)
@@ -278,11 +348,11 @@ impl Follower {
                         });
                     }
                     CallResult::Error { message } => {
-                        eprintln!("error: {tool}: {}", sanitize_line(&message, 500));
+                        say!("error: {tool}: {}", sanitize_line(&message, 500));
                         return Some(exit::CONNECTION);
                     }
                     CallResult::Refused { reason } => {
-                        eprintln!("error: {}", sanitize_line(&reason, 500));
+                        say!("error: {}", sanitize_line(&reason, 500));
                         return Some(exit::USAGE);
                     }
                 }
@@ -295,12 +365,12 @@ impl Follower {
             } => {
                 let key = (server.clone(), task.task_id.clone());
                 if !self.targets.contains_key(&key) {
-                    if self.calls.iter().any(|(s, _)| *s == server) {
-                        // Our call's own task: its CallFinished follows right after.
-                        self.add_target(server.clone(), task.task_id.clone());
-                    } else {
-                        return None;
-                    }
+                    let (_, tool) = self.calls.iter().find(|((s, _), _)| *s == server)?;
+                    // Our call's own task (its CallFinished follows right after): said
+                    // to be created before its first status line.
+                    let tool = tool.clone();
+                    self.add_target(server.clone(), task.task_id.clone());
+                    self.announce(&key, &tool);
                 }
                 let target = self.targets.get_mut(&key)?;
                 let changed = target.last.as_ref().is_none_or(|l| !l.same_state(&task));
@@ -311,7 +381,7 @@ impl Follower {
                 target.last = Some(task.clone());
                 match self.mode {
                     Mode::Watch { json: true } if changed => {
-                        print_json(&task_line(server.as_str(), &task, source))
+                        self.emit(&task_line(server.as_str(), &task, source))
                     }
                     Mode::Watch { json: true } => {}
                     _ if line_changed => self.status(&status_line(&task)),
@@ -342,7 +412,7 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!("task {task_id} on {server}: {}", why.describe());
+                    say!("task {task_id} on {server}: {}", why.describe());
                 }
             }
             EngineEvent::TaskNotFound { server, task_id } => {
@@ -351,7 +421,7 @@ impl Follower {
                     && t.exit.is_none()
                 {
                     t.exit = Some(exit::UNKNOWN_TASK);
-                    eprintln!("no task {task_id} on {server} (expired or never existed)");
+                    say!("no task {task_id} on {server} (expired or never existed)");
                 }
             }
             EngineEvent::InputRequested {
@@ -363,33 +433,36 @@ impl Follower {
                 let tkey = (server.clone(), task_id.clone());
                 let target = self.targets.get_mut(&tkey)?;
                 target.pending_keys.push(key.clone());
+                if self.ask_task(&server, &task_id, &key, &request).await {
+                    return None;
+                }
                 let message = request
                     .message()
                     .map(|m| sanitize_line(m, 500))
                     .unwrap_or_default();
-                eprintln!(
+                say!(
                     "input requested for task {} ({}): {message}",
                     task_id,
                     sanitize_line(&request.method, 60)
                 );
-                eprintln!("  key: {}", sanitize_line(&key, 200));
-                eprintln!("  request: {}", crate::sanitize::json_line(&request));
-                eprintln!(
+                say!("  key: {}", sanitize_line(&key, 200));
+                say!("  request: {}", crate::sanitize::json_line(&request));
+                say!(
                     "  answer with: taskrail answer --server {} {} {} --json '{{\"action\":\"accept\",\"content\":{{…}}}}'",
                     shell_quote(server.as_str()),
                     shell_quote(task_id.as_str()),
                     shell_quote(&key)
                 );
-                eprintln!("  or type the response JSON on this program's input");
+                say!("  or type the response JSON on this program's input");
             }
             EngineEvent::InputKeyReused { task_id, key, .. } => {
-                eprintln!(
+                say!(
                     "warning: task {} reused input key {key} for a different request",
                     task_id
                 );
             }
             EngineEvent::AnswerSent { task_id, keys, .. } => {
-                eprintln!("answer sent for task {}: {}", task_id, keys.join(", "));
+                say!("answer sent for task {}: {}", task_id, keys.join(", "));
             }
             EngineEvent::AnswerFailed {
                 server,
@@ -405,7 +478,7 @@ impl Follower {
                         }
                     }
                 }
-                eprintln!(
+                say!(
                     "answer failed for task {}: {}",
                     task_id,
                     sanitize_line(error.text(), 300)
@@ -413,17 +486,17 @@ impl Follower {
             }
             EngineEvent::CancelSent { task_id, acked, .. } => {
                 if acked {
-                    eprintln!("cancel requested for task {task_id}");
+                    say!("cancel requested for task {task_id}");
                 }
             }
             EngineEvent::CancelFailed { task_id, error, .. } => {
-                eprintln!(
+                say!(
                     "cancel failed for task {}: {}",
                     task_id,
                     sanitize_line(error.text(), 300)
                 )
             }
-            EngineEvent::Notice { text, .. } => eprintln!("{}", sanitize_line(&text, 500)),
+            EngineEvent::Notice { text, .. } => say!("{}", sanitize_line(&text, 500)),
             EngineEvent::Progress {
                 task_id,
                 progress,
@@ -467,16 +540,48 @@ impl Follower {
                     }
                 }
             }
-            EngineEvent::ServerMisbehaved { hint, detail, .. } => eprintln!(
+            EngineEvent::ServerMisbehaved { hint, detail, .. } => say!(
                 "server hint: {}: {}",
                 hint.title(),
                 sanitize_line(&detail, 300)
             ),
+            EngineEvent::ForegroundInputRequested {
+                server,
+                key,
+                origin,
+                request,
+                expires_in,
+            } => {
+                self.ask_foreground(server, key, origin, request, expires_in)
+                    .await
+            }
+            EngineEvent::ForegroundInputClosed { server, reason, .. } => {
+                eprintln!("input request of {server}: {}", sanitize_line(&reason, 300))
+            }
+            EngineEvent::UrlElicitationCompleted { server, .. } => {
+                eprintln!("{server} reports the link interaction complete")
+            }
+            EngineEvent::RootsShared { server, roots, .. } => {
+                eprintln!(
+                    "roots sent to {server}: {} root(s) from the config",
+                    roots.len()
+                )
+            }
             EngineEvent::ToolsListed { .. }
             | EngineEvent::ToolsListFailed { .. }
             | EngineEvent::Stats { .. } => {}
         }
         None
+    }
+
+    /// Say "task created" once, before the task's first status line.
+    fn announce(&mut self, key: &(ServerId, TaskId), tool: &str) {
+        if let Some(t) = self.targets.get_mut(key)
+            && !t.announced
+        {
+            t.announced = true;
+            say!("{}: task {} created", sanitize_line(tool, 60), key.1);
+        }
     }
 
     /// A terminal task (with its payload, or after waiting for it): print and record its code.
@@ -492,15 +597,12 @@ impl Follower {
         };
         target.exit = Some(exit_code(&task));
         if let Mode::Call { .. } = self.mode {
-            match (&task.result, &task.error) {
-                (Some(r), _) => print_json(r),
-                (None, Some(e)) => print_json(&serde_json::to_value(e).unwrap_or(Value::Null)),
-                (None, None) => print_json(&task_line(
-                    key.0.as_str(),
-                    &task,
-                    crate::engine::UpdateSource::Poll,
-                )),
-            }
+            let v = match (&task.result, &task.error) {
+                (Some(r), _) => r.clone(),
+                (None, Some(e)) => serde_json::to_value(e).unwrap_or(Value::Null),
+                (None, None) => task_line(key.0.as_str(), &task, crate::engine::UpdateSource::Poll),
+            };
+            self.emit(&v);
         }
     }
 
@@ -516,12 +618,12 @@ impl Follower {
                 Some((k, rest)) => match serde_json::from_str::<Value>(rest.trim()) {
                     Ok(v) => (Some(k.to_string()), v),
                     Err(e) => {
-                        eprintln!("not an answer (expected JSON or `KEY JSON`): {e}");
+                        say!("not an answer (expected JSON or `KEY JSON`): {e}");
                         return;
                     }
                 },
                 None => {
-                    eprintln!("not an answer (expected JSON or `KEY JSON`)");
+                    say!("not an answer (expected JSON or `KEY JSON`)");
                     return;
                 }
             },
@@ -534,7 +636,7 @@ impl Follower {
             Some((tk.clone(), t.pending_keys.remove(pos)))
         });
         let Some(((server, task_id), key)) = found else {
-            eprintln!("no pending input request to answer");
+            say!("no pending input request to answer");
             return;
         };
         let mut responses = BTreeMap::new();

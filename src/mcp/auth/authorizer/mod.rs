@@ -11,21 +11,23 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use url::Url;
 
+use super::AuthError;
 use super::browser::Interaction;
 use super::challenge::Challenge;
-use super::discovery::{self, Discovered, ServerMetadata, canonical_resource};
+use super::discovery::{self, Discovered, canonical_resource};
 use super::fetch::AuthHttp;
 use super::flow::{Authorization, Rejected};
 use super::redirect::Listener;
-use super::registration::{self, AuthMethod, Client, ClientSource};
-use super::settings::{AuthSettings, ClientAssertion, Grant};
+use super::registration::{self, Client, ClientSource};
+use super::settings::AuthSettings;
 use super::store::{IssuerEntry, ServerEntry, TokenStore};
 use super::tokens::{self, TokenSet, now_secs};
-use super::{AuthError, assertion};
 use crate::mcp::McpError;
 
 /// How long a sign-in waits for the browser's redirect (or a pasted URL).
 pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+
+mod machine;
 
 const OFFLINE: &str = "offline_access";
 
@@ -472,88 +474,6 @@ impl Authorizer {
         self.save(&mut inner, issuer, entry).await
     }
 
-    /// The client-credentials grant, after discovery.
-    async fn machine_sign_in(
-        &self,
-        challenge: Option<&Challenge>,
-        extra: &[String],
-    ) -> Result<(), AuthError> {
-        let _one_at_a_time = self.flow.lock().await;
-        let known = self.inner.lock().await.entry.current.clone();
-        let d =
-            discovery::discover(self.http()?, &self.server, challenge, known.as_deref()).await?;
-        let scopes = Self::select_scopes(challenge, &d, extra, false);
-        let tokens = self
-            .machine_token(&d.metadata, &d.resource, &scopes)
-            .await?;
-        tracing::info!(server = %self.key, "client-credentials token obtained");
-        let entry = IssuerEntry {
-            resource: d.resource,
-            client: self.machine_client(&d.metadata)?,
-            metadata: d.metadata.clone(),
-            tokens: Some(tokens),
-        };
-        let mut inner = self.inner.lock().await;
-        self.save(&mut inner, d.metadata.issuer, entry).await
-    }
-
-    fn machine_client(&self, md: &ServerMetadata) -> Result<Client, AuthError> {
-        let Grant::ClientCredentials(how) = &self.settings.grant else {
-            return Err(AuthError::Settings(
-                "not a client-credentials server".into(),
-            ));
-        };
-        let client_id = self.settings.client_id.clone().ok_or_else(|| {
-            AuthError::Settings("the client-credentials grant needs a client_id".into())
-        })?;
-        let auth_method = match how {
-            ClientAssertion::Jwt { .. } => AuthMethod::None,
-            ClientAssertion::Secret(_) => self
-                .settings
-                .auth_method
-                .unwrap_or_else(|| registration::secret_method(md)),
-        };
-        Ok(Client {
-            client_id,
-            client_secret: None,
-            auth_method,
-            redirect_uris: Vec::new(),
-            source: ClientSource::Configured,
-        })
-    }
-
-    async fn machine_token(
-        &self,
-        md: &ServerMetadata,
-        resource: &str,
-        scopes: &[String],
-    ) -> Result<TokenSet, AuthError> {
-        let Grant::ClientCredentials(how) = &self.settings.grant else {
-            return Err(AuthError::Settings(
-                "not a client-credentials server".into(),
-            ));
-        };
-        let client = self.machine_client(md)?;
-        let (secret, jwt) = match how {
-            ClientAssertion::Secret(s) => (Some(s.expose()), None),
-            ClientAssertion::Jwt {
-                private_key_pem,
-                algorithm,
-            } => (
-                None,
-                Some(assertion::sign(
-                    &client.client_id,
-                    &md.issuer,
-                    private_key_pem.expose(),
-                    algorithm,
-                    now_secs(),
-                )?),
-            ),
-        };
-        let tc = tokens::token_client(md, &client, secret)?;
-        tokens::client_credentials(self.http()?, &tc, jwt, resource, scopes).await
-    }
-
     /// Sign in interactively now (the dashboard's sign-in key) without an MCP request:
     /// discovery starts from `challenge`, else the server's last one, else the well-known
     /// URLs; the scopes held before are asked for again.
@@ -652,6 +572,7 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::auth::discovery::ServerMetadata;
 
     fn discovered(resource_scopes: Option<&[&str]>, as_scopes: Option<&[&str]>) -> Discovered {
         let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
