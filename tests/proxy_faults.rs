@@ -2,8 +2,10 @@
 //! process on the same ledger (through the outbox, for a stdio upstream too) and the first
 //! answer winning over the host's, cancels both ways, a host killed mid-call (the task goes
 //! on and another process follows it to its end), and the upstream connection dropped
-//! mid-call (the host keeps waiting; the tool runs once). Real hosts (the Python and
-//! TypeScript SDK clients) and real servers (FastMCP, tower-mcp, the demo server).
+//! mid-call (the host keeps waiting; the tool runs once), an upstream that wants a
+//! signed-in user (the host is told at once how to sign in). Real hosts (the Python and
+//! TypeScript SDK clients) and real servers (FastMCP, tower-mcp, the demo server, the TS SDK's OAuth
+//! example).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
@@ -258,4 +260,24 @@ fn fastmcp() -> String {
 fn tower() -> String {
     static PEER: std::sync::OnceLock<support::Peer> = std::sync::OnceLock::new();
     PEER.get_or_init(support::tower_http).url.clone()
+}
+
+#[test]
+fn an_upstream_that_wants_sign_in_tells_the_host_at_once() {
+    let peer = support::sdk_oauth_http();
+    let tr = user_with_server(&peer.url);
+    // A request timeout longer than the test's bound: only the sign-in answer ends the wait.
+    let mut proxy = tr.spawn(&["proxy", "up", "--listen", "127.0.0.1:0", "--timeout", "600"]);
+    let line = proxy.wait_stderr("serving ", Duration::from_secs(30));
+    let url = line.rsplit("serving ").next().unwrap().trim().to_string();
+    let mut host = Host::start(&tr, Sdk::Ts, Via::Url(&url), &["--call", "echo"]);
+    let error = host.wait("error", LIMIT);
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("wants a signed-in user"), "{error}");
+    assert!(message.contains("taskrail auth login up"), "{error}");
+    let events = host.finish(LIMIT);
+    assert!(
+        events.iter().all(|e| e["event"] != "connected"),
+        "{events:?}"
+    );
 }

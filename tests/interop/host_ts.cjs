@@ -109,7 +109,13 @@ async function main() {
   const transport = a.stdio
     ? new StdioClientTransport({ command: a.stdio[0], args: a.stdio.slice(1), env: process.env, stderr: "inherit" })
     : new StreamableHTTPClientTransport(new URL(a.url));
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    // The server refused the session (its initialize answered with an error).
+    emit({ event: "error", code: e.code ?? null, message: String(e.message || e) });
+    return;
+  }
   emit({ event: "connected", protocolVersion: transport.protocolVersion || null, server: client.getServerVersion()?.name });
   if (a.list) {
     const tools = await client.listTools();
