@@ -25,7 +25,7 @@ fn waiting_for_input(tr: &Taskrail, tool: &str) -> (String, String) {
     let row = ledger_task(tr, &format!("{tool} waiting for input"), |t| {
         t["tool"] == tool && t["status"] == "input_required"
     });
-    let id = row["task_id"].as_str().unwrap().to_string();
+    let id = row["taskId"].as_str().unwrap().to_string();
     let key = row["snapshot"]["inputRequests"]
         .as_object()
         .and_then(|m| m.keys().next().cloned())
@@ -35,7 +35,7 @@ fn waiting_for_input(tr: &Taskrail, tool: &str) -> (String, String) {
 
 fn task_of(tr: &Taskrail, tool: &str) -> String {
     let row = ledger_task(tr, &format!("{tool} recorded"), |t| t["tool"] == tool);
-    row["task_id"].as_str().unwrap().to_string()
+    row["taskId"].as_str().unwrap().to_string()
 }
 
 fn answer(tr: &Taskrail, id: &str, key: &str, name: &str) {
@@ -64,9 +64,9 @@ fn another_process_answers_input_of_a_stdio_upstream_through_the_outbox() {
     let events = host.finish(LIMIT);
     assert_eq!(event(&events, "result")["text"], "Hello, Zed!");
     ledger_task(&tr, "answered and completed", |t| {
-        t["task_id"] == id.as_str()
+        t["taskId"] == id.as_str()
             && t["status"] == "completed"
-            && t["answered_keys"].as_array().is_some_and(|k| !k.is_empty())
+            && t["answeredKeys"].as_array().is_some_and(|k| !k.is_empty())
     });
 }
 
@@ -214,7 +214,7 @@ fn a_killed_host_ends_the_tasks_of_a_stdio_upstream() {
     let id = task_of(&tr, "long_sleep");
     host.kill9();
     let row = ledger_task(&tr, "ended with its server process", |t| {
-        t["task_id"] == id.as_str() && t["expired"] == true
+        t["taskId"] == id.as_str() && t["expired"] == true
     });
     assert_eq!(row["end"], "session_lost", "{row}");
 }

@@ -85,7 +85,7 @@ fn python_stdio_blocking_call_gets_progress_and_the_result() {
         "the statusMessage reaches the host as progress: {messages:?}"
     );
     let row = recorded(&tr, "slow_count", "completed");
-    assert_eq!(row["started_by"], "claude-code");
+    assert_eq!(row["startedBy"], "claude-code");
     assert_eq!(row["arguments"]["steps"], 3);
     assert_eq!(row["server"], "up");
 }
@@ -106,9 +106,9 @@ fn python_stdio_host_with_elicitation_answers_the_input_itself() {
     );
     assert_eq!(result(&events)["text"], "Hello, Ada!");
     let row = recorded(&tr, "ask_name", "completed");
-    assert_eq!(row["started_by"], "python-host");
+    assert_eq!(row["startedBy"], "python-host");
     let timeline = tr.run(
-        &["timeline", row["task_id"].as_str().unwrap(), "--json"],
+        &["timeline", row["taskId"].as_str().unwrap(), "--json"],
         LIMIT,
     );
     assert!(
@@ -176,7 +176,7 @@ fn python_http_host_with_tasks_drives_the_task_itself() {
     );
     assert_eq!(result(&events)["text"], "Hello, Cy!");
     let row = recorded(&tr, "ask_name", "completed");
-    assert_eq!(row["started_by"], "cursor");
+    assert_eq!(row["startedBy"], "cursor");
 }
 
 #[test]
@@ -286,7 +286,7 @@ fn ts_stdio_host_with_v1_tasks_against_a_push_server() {
         "{events:?}"
     );
     let row = recorded(&tr, "confirm", "completed");
-    assert_eq!(row["started_by"], "ts-host");
+    assert_eq!(row["startedBy"], "ts-host");
 }
 
 #[test]
@@ -469,7 +469,7 @@ fn a_2025_06_18_host_gets_its_version_and_results_in_its_shape() {
         "the proxy stops when its input closes: {run:#?}"
     );
     let row = recorded(&tr, "slow_count", "completed");
-    assert_eq!(row["started_by"], "old-host");
+    assert_eq!(row["startedBy"], "old-host");
 }
 
 #[test]
