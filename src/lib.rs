@@ -18,6 +18,7 @@ pub mod launch;
 pub mod ledger;
 pub mod mcp;
 pub mod prompt;
+pub mod proxy;
 pub mod sanitize;
 pub mod state;
 pub mod ui;

@@ -6,6 +6,7 @@
 
 pub mod fixtures;
 mod harness;
+mod proxy;
 mod scenarios;
 
 use std::time::Duration;
@@ -58,6 +59,25 @@ pub enum Scenario {
         #[arg(long, value_name = "PATH")]
         ledger: std::path::PathBuf,
     },
+    /// Added latency of a plain `tools/call` through `taskrail proxy` (stdio and HTTP).
+    ProxyLatency {
+        #[arg(long, default_value_t = 2000)]
+        calls: usize,
+        /// A server of your own (with a `lookup` tool) instead of `taskrail serve-demo`.
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// CPU and RSS of one proxy holding N concurrent blocking calls.
+    ProxyLoad {
+        #[arg(long, default_value_t = 100)]
+        tasks: usize,
+        /// Pages per report (400 ms each): how long each call is held.
+        #[arg(long, default_value_t = 50)]
+        pages: u64,
+        /// A server of your own (with `render_report`) instead of `taskrail serve-demo`.
+        #[arg(long)]
+        url: Option<String>,
+    },
     /// Politeness: `tasks/get` per task per second against `pollIntervalMs`, push off and on.
     Politeness {
         #[arg(long, default_value_t = 100)]
@@ -84,6 +104,8 @@ pub async fn run(args: BenchArgs) -> u8 {
             secs,
             poll_interval,
         } => scenarios::politeness(tasks, Duration::from_secs(secs), poll_interval).await,
+        Scenario::ProxyLatency { calls, url } => proxy::latency(calls, url).await,
+        Scenario::ProxyLoad { tasks, pages, url } => proxy::load(tasks, pages, url).await,
     };
     match result {
         Ok(()) => 0,
@@ -105,7 +127,16 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 /// Resident set size now and at its peak (kB), from `/proc/self/status`.
 pub fn rss_kb() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    rss_of("self")
+}
+
+/// [`rss_kb`] of another process.
+pub fn rss_kb_of(pid: u32) -> (u64, u64) {
+    rss_of(&pid.to_string())
+}
+
+fn rss_of(pid: &str) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
             .lines()
@@ -119,7 +150,16 @@ pub fn rss_kb() -> (u64, u64) {
 
 /// User + system CPU time of this process so far.
 pub fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    cpu_of("self")
+}
+
+/// [`cpu_time`] of another process.
+pub fn cpu_time_of(pid: u32) -> Duration {
+    cpu_of(&pid.to_string())
+}
+
+fn cpu_of(pid: &str) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command name (which is in parentheses and may contain spaces).
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();

@@ -164,6 +164,17 @@ pub enum Command {
         #[arg(long, value_name = "DURATION", default_value = "30d")]
         older_than: String,
     },
+    /// Serve SERVER to an agent host over stdio (or HTTP with --listen), recording its tasks.
+    ///
+    /// The dashboard, on the same ledger, shows them live, answers their input and cancels them.
+    #[command(after_help = "Hosts: claude mcp add NAME -- taskrail proxy SERVER (see README).")]
+    Proxy {
+        /// The upstream: a configured server name (with its headers), a URL, or stdio:<command>.
+        server: String,
+        /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8808) instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<String>,
+    },
     /// Sign in to servers that want OAuth (see README, Signing in).
     #[command(subcommand)]
     Auth(AuthCommand),

@@ -13,6 +13,7 @@ mod history;
 mod intent;
 mod oneshot;
 mod output;
+mod proxy;
 mod servers;
 mod task_ref;
 
@@ -358,6 +359,9 @@ async fn run(cli: Cli) -> u8 {
             server_url,
             client_metadata_url,
         }) => conformance::run(&ctx, &server_url, client_metadata_url).await,
+        Some(Command::Proxy { server, listen }) => {
+            proxy::run(&ctx, &server, listen.as_deref()).await
+        }
         None => {
             board(
                 &ctx,

@@ -56,6 +56,18 @@ pub enum EngineCommand {
         /// The task this call re-runs, if any (linked in the ledger).
         parent_task: Option<TaskId>,
     },
+    /// Record a task that a `tools/call` sent by someone else through this engine's
+    /// connection created (a proxy's host), before anything reports it, and follow it;
+    /// `CallFinished` with `call_id` says whether it was stored.
+    RecordCreated {
+        server: ServerId,
+        call_id: u64,
+        tool: String,
+        arguments: Value,
+        task: Task,
+        /// The client that made the call (sanitized), shown as who started the task.
+        started_by: Option<String>,
+    },
     /// Answer some of a task's pending input requests (one `tasks/update`).
     Answer {
         server: ServerId,

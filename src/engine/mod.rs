@@ -22,7 +22,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::ledger::LedgerHandle;
-use crate::mcp::{ConnectOptions, Endpoint};
+use crate::mcp::{ConnectOptions, Endpoint, McpClient, McpError, ServerPush};
 
 /// One server to follow.
 #[derive(Debug, Clone)]
@@ -34,6 +34,30 @@ pub struct ServerSpec {
     pub poll_floor: Option<Duration>,
     /// Refuse cancel, answer and call.
     pub read_only: bool,
+    /// How the actor opens (and reopens) its connection; `None`: [`McpClient::connect`].
+    pub connector: Option<Connector>,
+}
+
+/// A connection and the pushes of its server, as [`McpClient::connect`] returns them.
+pub type Connection = (Arc<McpClient>, mpsc::Receiver<ServerPush>);
+
+/// Opens the connection of one server's actor: a proxy gives the engine the connection
+/// it forwards its host's requests through, so both share one session (or child process).
+#[derive(Clone)]
+pub struct Connector(pub Arc<ConnectFn>);
+
+/// The function behind a [`Connector`].
+pub type ConnectFn = dyn Fn(
+        Endpoint,
+        ConnectOptions,
+    ) -> futures::future::BoxFuture<'static, Result<Connection, McpError>>
+    + Send
+    + Sync;
+
+impl std::fmt::Debug for Connector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Connector")
+    }
 }
 
 impl ServerSpec {
@@ -45,6 +69,7 @@ impl ServerSpec {
             options,
             poll_floor: None,
             read_only: false,
+            connector: None,
         }
     }
 

@@ -155,6 +155,7 @@ impl Router {
         let server = match &cmd {
             EngineCommand::Track { server, .. }
             | EngineCommand::CallTool { server, .. }
+            | EngineCommand::RecordCreated { server, .. }
             | EngineCommand::Answer { server, .. }
             | EngineCommand::Cancel { server, .. }
             | EngineCommand::Forget { server, .. }

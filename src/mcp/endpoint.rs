@@ -131,6 +131,9 @@ pub struct ConnectOptions {
     pub client_version: String,
     /// The input kinds answered for this server (declared in the client capabilities).
     pub input: InputSupport,
+    /// Client capabilities that replace `input`'s in the legacy `initialize` (a proxy
+    /// declares what its host answers, see `proxy::upstream_capabilities`).
+    pub capabilities: Option<serde_json::Value>,
     /// OAuth sign-in for HTTP servers (none: only the static headers).
     pub auth: Option<std::sync::Arc<super::auth::Authorizer>>,
 }
@@ -148,6 +151,7 @@ impl Default for ConnectOptions {
             client_name: "taskrail".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
             input: InputSupport::default(),
+            capabilities: None,
             auth: None,
         }
     }

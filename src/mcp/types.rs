@@ -350,6 +350,9 @@ pub struct ServerInfo {
     pub capabilities: Value,
     pub name: Option<String>,
     pub version: Option<String>,
+    /// The server's `instructions`, if it gave any (raw: a proxy hands them on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 impl ServerInfo {

@@ -245,6 +245,9 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         "tool",
         row.tool.as_deref().unwrap_or("(unknown)"),
     ));
+    if let Some(by) = &row.started_by {
+        out.push(DocLine::field("started by", by));
+    }
     out.push(DocLine::field("state", phase_text(row)));
     if let Some(why) = row.failure_reason() {
         out.push(DocLine {

@@ -33,8 +33,13 @@ impl Widget for NoticeLine<'_> {
         }
         if let Some(r) = state.selected_row() {
             let tool = r.tool.as_deref().unwrap_or("?");
+            let by = r
+                .started_by
+                .as_deref()
+                .map(|b| format!(", started by {}", crate::sanitize::sanitize_line(b, 40)))
+                .unwrap_or_default();
             let text = format!(
-                " {} {} on {}",
+                " {} {} on {}{by}",
                 crate::sanitize::sanitize_line(tool, 30),
                 r.short_id(),
                 crate::sanitize::sanitize_line(r.key.server.as_str(), 30)

@@ -14,7 +14,7 @@ use super::text::{fit, wrap};
 use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::form::{Field, FieldKind, Form};
-use crate::state::modal::{InputForm, SectionKind, ToolForm};
+use crate::state::modal::{InputForm, InputTarget, SectionKind, ToolForm};
 
 fn text_box(value: &str, cursor: Option<usize>, width: usize, theme: &Theme) -> Vec<Span<'static>> {
     let chars: Vec<char> = value.chars().collect();
@@ -273,7 +273,18 @@ impl Widget for InputFormPopup<'_> {
         } = self;
         let inner = answer_frame(area, buf, 100, "Input", &form.title, theme, focused);
         let width = inner.width as usize;
-        let mut lines: Vec<Line<'static>> = vec![asked_by(form.target.server(), "", theme)];
+        let mut asked = asked_by(form.target.server(), "", theme);
+        let started_by = match &form.target {
+            InputTarget::Task(key) => state.tasks.get(key).and_then(|r| r.started_by.as_deref()),
+            InputTarget::Foreground { .. } => None,
+        };
+        if let Some(by) = started_by {
+            asked.spans.push(Span::styled(" for a call by ", theme.dim));
+            asked
+                .spans
+                .push(Span::styled(sanitize_line(by, 40), theme.accent));
+        }
+        let mut lines: Vec<Line<'static>> = vec![asked];
         if state.read_only {
             lines.push(Line::styled("read-only: answers are disabled", theme.warn));
         }

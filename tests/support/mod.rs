@@ -362,7 +362,9 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
 }
 pub mod browser;
 pub mod hostile;
+pub mod hosts;
 pub mod raw_http;
+pub mod relay;
 pub mod screen;
 pub mod taskrail;
 pub mod tmux;

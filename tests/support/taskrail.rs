@@ -104,18 +104,22 @@ impl Taskrail {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
-        cmd.args(args)
-            .env("TASKRAIL_DB", self.db())
+        cmd.args(args);
+        self.apply_env(&mut cmd);
+        cmd
+    }
+
+    /// This user's environment (ledger, log, extra variables) on any command, e.g. an agent
+    /// host that starts `taskrail proxy` itself.
+    pub fn apply_env(&self, cmd: &mut Command) {
+        cmd.env("TASKRAIL_DB", self.db())
             .env("TASKRAIL_LOG", self.log())
             .env("TASKRAIL_LOG_LEVEL", "debug")
             .env("TASKRAIL_TOKEN_STORE", self.tokens())
             .env_remove("HTTP_PROXY")
             .env_remove("http_proxy")
-            .env_remove("ALL_PROXY");
-        for (k, v) in &self.env {
-            cmd.env(k, v);
-        }
-        cmd
+            .env_remove("ALL_PROXY")
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
     }
 
     /// Run to completion (killed after `limit`), stdin closed.

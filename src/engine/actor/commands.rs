@@ -45,6 +45,7 @@ impl ServerActor {
             cmd,
             EngineCommand::CallTool { .. }
                 | EngineCommand::ListTools { .. }
+                | EngineCommand::RecordCreated { .. }
                 | EngineCommand::AnswerForeground { .. }
         );
         if needs_connection && self.client.is_none() {
@@ -85,6 +86,19 @@ impl ServerActor {
                         })
                         .await;
                 });
+            }
+            EngineCommand::RecordCreated {
+                call_id,
+                tool,
+                arguments,
+                task,
+                started_by,
+                ..
+            } => {
+                let result = self
+                    .created(task, tool.clone(), arguments, None, started_by)
+                    .await;
+                self.call_done(call_id, tool, result).await;
             }
             EngineCommand::Answer {
                 task_id, responses, ..
@@ -349,75 +363,8 @@ impl ServerActor {
         };
         let result = match result {
             Ok(CallOutcome::Task(task)) => {
-                let task_id = task.task_id.clone();
-                let era = self.client.as_ref().map(|c| c.era()).unwrap_or(Era::Modern);
-                let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
-                let finding = self.conformance.created(&task_id, era, declared);
-                self.hints(finding).await;
-                // A lost session may have been replaced while the call was sent.
-                self.refresh_home_session().await;
-                let session = self.home_session;
-                if session.is_some() {
-                    self.created_in_session = true;
-                }
-                let (server, t, a, tl, p) = (
-                    self.id(),
-                    task.clone(),
-                    arguments.clone(),
-                    tool.clone(),
-                    parent.clone(),
-                );
-                // The id is committed to the ledger before anything reports it.
-                let stored = self.ledger.is_none()
-                    || self
-                        .ledger(move |l| {
-                            l.record_created(crate::ledger::NewTask {
-                                server: &server,
-                                era,
-                                tool: &tl,
-                                arguments: &a,
-                                task: &t,
-                                parent_task: p.as_ref(),
-                                session,
-                                started_by: None,
-                            })
-                        })
-                        .await
-                        .is_some();
-                self.emit(EngineEvent::TaskKnown {
-                    server: self.id(),
-                    task: KnownTask {
-                        task_id: task_id.clone(),
-                        tool: Some(tool.clone()),
-                        arguments: Some(arguments),
-                        recorded_at: chrono::Utc::now(),
-                        last: None,
-                        end: None,
-                        parent_task: parent,
-                        pending: Vec::new(),
-                        cancel: None,
-                        started_by: None,
-                    },
-                })
-                .await;
-                let tr = self.tasks.entry(task_id.clone()).or_default();
-                tr.session = session;
-                tr.owned = true;
-                self.seq += 1;
-                let seq = self.seq;
-                self.apply(task, seq, UpdateSource::Create, None).await;
-                if stored && self.ledger.is_some() {
-                    let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
-                    let ids = vec![task_id.clone()];
-                    self.ledger_queue(move |l| l.claim(&server, &ids, &owner, ttl).map(drop));
-                }
-                self.reschedule(&task_id);
-                self.update_listen_ids();
-                if era == Era::Legacy {
-                    // Legacy input requests and the final payload arrive on `tasks/result`.
-                    self.fetch_result(&task_id);
-                }
-                CallResult::Task { task_id, stored }
+                self.created(task, tool.clone(), arguments, parent, None)
+                    .await
             }
             Ok(CallOutcome::Complete(result)) => CallResult::Plain { result },
             Ok(CallOutcome::InputRequired {
@@ -462,6 +409,88 @@ impl ServerActor {
         };
         self.call_settled(call_id).await;
         self.call_done(call_id, tool, result).await;
+    }
+
+    /// A task our call (or a call sent through our connection) created: commit it to the
+    /// ledger before anything reports it, report it, take its lease and follow it.
+    pub(super) async fn created(
+        &mut self,
+        task: Task,
+        tool: String,
+        arguments: Value,
+        parent: Option<TaskId>,
+        started_by: Option<String>,
+    ) -> CallResult {
+        let task_id = task.task_id.clone();
+        let era = self.client.as_ref().map(|c| c.era()).unwrap_or(Era::Modern);
+        let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
+        let finding = self.conformance.created(&task_id, era, declared);
+        self.hints(finding).await;
+        // A lost session may have been replaced while the call was sent.
+        self.refresh_home_session().await;
+        let session = self.home_session;
+        if session.is_some() {
+            self.created_in_session = true;
+        }
+        let (server, t, a, tl, p, by) = (
+            self.id(),
+            task.clone(),
+            arguments.clone(),
+            tool.clone(),
+            parent.clone(),
+            started_by.clone(),
+        );
+        // The id is committed to the ledger before anything reports it.
+        let stored = self.ledger.is_none()
+            || self
+                .ledger(move |l| {
+                    l.record_created(crate::ledger::NewTask {
+                        server: &server,
+                        era,
+                        tool: &tl,
+                        arguments: &a,
+                        task: &t,
+                        parent_task: p.as_ref(),
+                        session,
+                        started_by: by.as_deref(),
+                    })
+                })
+                .await
+                .is_some();
+        self.emit(EngineEvent::TaskKnown {
+            server: self.id(),
+            task: KnownTask {
+                task_id: task_id.clone(),
+                tool: Some(tool.clone()),
+                arguments: Some(arguments),
+                recorded_at: chrono::Utc::now(),
+                last: None,
+                end: None,
+                parent_task: parent,
+                pending: Vec::new(),
+                cancel: None,
+                started_by,
+            },
+        })
+        .await;
+        let tr = self.tasks.entry(task_id.clone()).or_default();
+        tr.session = session;
+        tr.owned = true;
+        self.seq += 1;
+        let seq = self.seq;
+        self.apply(task, seq, UpdateSource::Create, None).await;
+        if stored && self.ledger.is_some() {
+            let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
+            let ids = vec![task_id.clone()];
+            self.ledger_queue(move |l| l.claim(&server, &ids, &owner, ttl).map(drop));
+        }
+        self.reschedule(&task_id);
+        self.update_listen_ids();
+        if era == Era::Legacy {
+            // Legacy input requests and the final payload arrive on `tasks/result`.
+            self.fetch_result(&task_id);
+        }
+        CallResult::Task { task_id, stored }
     }
 
     pub(super) async fn on_answered(

@@ -16,10 +16,14 @@ impl ServerActor {
         self.connecting = true;
         let endpoint = self.spec.endpoint.clone();
         let options = self.spec.options.clone();
+        let connector = self.spec.connector.clone();
         let tx = self.internal_tx.clone();
         self.connect_task = Some(tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            let result = McpClient::connect(endpoint, options).await;
+            let result = match connector {
+                Some(c) => (c.0)(endpoint, options).await,
+                None => McpClient::connect(endpoint, options).await,
+            };
             let _ = tx.send(Internal::Connected(result)).await;
         }));
     }

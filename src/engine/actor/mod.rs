@@ -38,7 +38,7 @@ mod outbox;
 mod polling;
 mod signin;
 
-type Connected = Result<(Arc<McpClient>, mpsc::Receiver<ServerPush>), McpError>;
+type Connected = Result<super::Connection, McpError>;
 
 /// What the router hands an actor.
 pub(in crate::engine) enum ActorMsg {

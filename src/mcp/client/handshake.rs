@@ -86,6 +86,7 @@ impl McpClient {
                         .get("version")
                         .and_then(Value::as_str)
                         .map(str::to_string),
+                    instructions: instructions(&result),
                 })
             }
             Err(McpError::UnsupportedVersion { supported, .. })
@@ -112,9 +113,14 @@ impl McpClient {
 
     pub(super) async fn initialize(&self) -> Result<ServerInfo, McpError> {
         self.transport.set_protocol_version(None);
+        let capabilities = self
+            .opts
+            .capabilities
+            .clone()
+            .unwrap_or_else(|| self.opts.input.legacy());
         let params = json!({
             "protocolVersion": LEGACY_VERSION,
-            "capabilities": self.opts.input.legacy(),
+            "capabilities": capabilities,
             "clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version }
         });
         let result = self
@@ -151,6 +157,14 @@ impl McpClient {
                 .get("version")
                 .and_then(Value::as_str)
                 .map(str::to_string),
+            instructions: instructions(&result),
         })
     }
+}
+
+fn instructions(result: &Value) -> Option<String> {
+    result
+        .get("instructions")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }

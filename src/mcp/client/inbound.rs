@@ -1,8 +1,9 @@
 //! What the server sends unasked: task notifications, progress, and legacy server-to-client
 //! requests. Input requests tied to a task wait in the task's `inputRequests`; those tied to
 //! none (asked during a call or on the session stream, or run as a task hosted here) wait
-//! as foreground requests; `roots/list` is answered from the config at once; the hosted
-//! tasks' `tasks/*` methods are served here.
+//! as foreground requests, or go to the tap when one is set (a proxy's host answers them);
+//! `roots/list` is answered from the config at once; the hosted tasks' `tasks/*` methods
+//! are served here. Notifications that are not task news also go to the tap.
 //!
 //! Must not block: pushes go to a bounded channel, a `tasks/result` waits in its own task.
 
@@ -23,7 +24,17 @@ impl McpClient {
     /// carried it.
     pub async fn dispatch_via(&self, msg: Incoming, via: Option<&RequestId>) {
         let push = match msg {
-            Incoming::Notification { method, params } => self.notification_push(&method, &params),
+            Incoming::Notification { method, params } => {
+                let push = self.notification_push(&method, &params);
+                let task_news = matches!(
+                    push,
+                    Some(ServerPush::Task(_) | ServerPush::Progress { .. })
+                );
+                if !task_news && let Some(tap) = self.tapped() {
+                    let _ = tap.send(Incoming::Notification { method, params }).await;
+                }
+                push
+            }
             Incoming::Request { id, method, params } => {
                 self.server_request(id, method, params, via).await
             }
@@ -89,6 +100,18 @@ impl McpClient {
             .pointer("/_meta/io.modelcontextprotocol~1related-task/taskId")
             .and_then(Value::as_str)
             .map(TaskId::new);
+        // A proxy's host answers the roots (unless the config lists them) and whatever this
+        // client does not know.
+        let for_tap = match method.as_str() {
+            "elicitation/create" | "sampling/createMessage" | "ping" => false,
+            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => false,
+            "roots/list" => self.opts.input.roots.is_none(),
+            _ => true,
+        };
+        if for_tap && let Some(tap) = self.tapped() {
+            let _ = tap.send(Incoming::Request { id, method, params }).await;
+            return None;
+        }
         let (reply, push) = match method.as_str() {
             "elicitation/create" | "sampling/createMessage" => {
                 return self.input_request(id, method, params, related, via).await;
@@ -130,8 +153,9 @@ impl McpClient {
         }
     }
 
-    /// An elicitation or sampling request: kept for its task, hosted as a task here,
-    /// kept as a foreground request, or refused when its kind is not offered.
+    /// An elicitation or sampling request: kept for its task, handed to the tap (a proxy's
+    /// host), hosted as a task here, kept as a foreground request, or refused when its kind
+    /// is not offered.
     async fn input_request(
         &self,
         id: RequestId,
@@ -157,6 +181,10 @@ impl McpClient {
                 key,
                 request,
             });
+        }
+        if let Some(tap) = self.tapped() {
+            let _ = tap.send(Incoming::Request { id, method, params }).await;
+            return None;
         }
         if sampling && !self.opts.input.sampling {
             let msg = jsonrpc::error_response(

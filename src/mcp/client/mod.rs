@@ -28,6 +28,7 @@ use super::types::*;
 mod handshake;
 mod held;
 mod inbound;
+mod passthrough;
 
 /// A connected MCP server.
 pub struct McpClient {
@@ -41,6 +42,8 @@ pub struct McpClient {
     progress_tokens: Mutex<HashMap<String, TaskId>>,
     push_tx: mpsc::Sender<ServerPush>,
     untracked_elicitation: Mutex<Option<ElicitationHandler>>,
+    /// Where unasked server messages go raw (see [`McpClient::tap`]).
+    tap: Mutex<Option<mpsc::Sender<Incoming>>>,
     /// Requests the server holds open (sent without a timeout): cancelled on `detach`.
     held: held::Held,
     /// Legacy input requests tied to none of our tasks, until answered.
@@ -160,6 +163,7 @@ impl McpClient {
             capabilities: caps,
             name: session.server_name.clone(),
             version: None,
+            instructions: None,
         });
         Ok((client, push_rx))
     }
@@ -207,6 +211,7 @@ impl McpClient {
             progress_tokens: Mutex::new(HashMap::new()),
             push_tx,
             untracked_elicitation: Mutex::new(None),
+            tap: Mutex::new(None),
             held: held::Held::default(),
             foreground: ForegroundRequests::default(),
             hosted: HostedTasks::default(),

@@ -1,0 +1,136 @@
+//! Host-side tasks: a host that drives its tasks itself (v1 `tasks/get|result|cancel|list`,
+//! v2 `tasks/get|update|cancel`) is served from the engine's view of each task that passed
+//! through the proxy, in the host's generation; answers and cancels go through the engine,
+//! so the ledger stays current and the dashboard sees them. A task the proxy never saw goes
+//! upstream unchanged.
+//!
+//! Must not poll the upstream itself: the engine follows every task.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::board::TaskView;
+use super::era::{self, HostEra, Outcome};
+use super::host::{Ctx, Reply};
+use super::rpc_error;
+use crate::engine::Failure;
+use crate::mcp::{ErrorObject, TaskId, TaskStatus};
+
+pub async fn serve(ctx: &Ctx) -> Reply {
+    if ctx.method == "tasks/list" {
+        return Some(Ok(list(ctx)));
+    }
+    let Some(task_id) = ctx.params.get("taskId").and_then(Value::as_str) else {
+        return Some(Err(rpc_error(-32602, "taskId is required")));
+    };
+    let task_id = TaskId::new(task_id);
+    let Some(view) = ctx.proxy.board.view(&task_id) else {
+        return super::forward::request(ctx).await;
+    };
+    match ctx.method.as_str() {
+        "tasks/get" => Some(render(ctx, &view)),
+        "tasks/result" => result(ctx, &task_id).await,
+        "tasks/cancel" => Some(cancel(ctx, &task_id, &view).await),
+        "tasks/update" => Some(update(ctx, &task_id).await),
+        _ => Some(Err(rpc_error(-32601, "method not found"))),
+    }
+}
+
+fn gone() -> ErrorObject {
+    rpc_error(-32602, "Failed to retrieve task: Task not found or expired")
+}
+
+/// The task as the host's generation writes it.
+fn render(ctx: &Ctx, view: &TaskView) -> Result<Value, ErrorObject> {
+    let task = view.task.as_ref().ok_or_else(gone)?;
+    if view.end.is_some() {
+        return Err(gone());
+    }
+    Ok(match ctx.era {
+        HostEra::Legacy(_) => era::task_v1(task),
+        HostEra::Modern => era::task_v2(task, &view.pending),
+    })
+}
+
+/// v1 `tasks/list`: the tasks this session started.
+fn list(ctx: &Ctx) -> Value {
+    let tasks: Vec<Value> = ctx
+        .host
+        .created()
+        .iter()
+        .filter_map(|id| ctx.proxy.board.view(id))
+        .filter(|v| v.end.is_none())
+        .filter_map(|v| v.task.as_ref().map(era::task_v1))
+        .collect();
+    json!({ "tasks": tasks })
+}
+
+/// v1 `tasks/result`: wait for the end (input requests go to the host meanwhile).
+async fn result(ctx: &Ctx, task_id: &TaskId) -> Reply {
+    let outcome = super::follow::to_end(ctx, task_id, true, 0.0).await?;
+    Some(match outcome {
+        Outcome::Result(v) => Ok(era::shape_result(v, &ctx.era)),
+        Outcome::Error(e) => Err(e),
+    })
+}
+
+fn ack(ctx: &Ctx) -> Value {
+    era::shape_result(json!({}), &ctx.era)
+}
+
+/// The error a host sees for a failed answer or cancel.
+fn failure(f: &Failure) -> ErrorObject {
+    match f {
+        Failure::Gone(t) | Failure::Refused(t) => rpc_error(-32602, t.clone()),
+        Failure::Failed(t) => rpc_error(-32603, t.clone()),
+    }
+}
+
+async fn cancel(ctx: &Ctx, task_id: &TaskId, view: &TaskView) -> Result<Value, ErrorObject> {
+    if view.finished() {
+        return match ctx.era {
+            // v1: cancelling a terminal task is an error.
+            HostEra::Legacy(_) => Err(rpc_error(
+                -32602,
+                "Cannot cancel a task that has already finished",
+            )),
+            HostEra::Modern => Ok(ack(ctx)),
+        };
+    }
+    ctx.proxy.cancel(task_id).await.map_err(|f| failure(&f))?;
+    match ctx.era {
+        HostEra::Modern => Ok(ack(ctx)),
+        HostEra::Legacy(_) => {
+            // v1: the reply is the task, cancelled.
+            let mut task = ctx
+                .proxy
+                .board
+                .view(task_id)
+                .and_then(|v| v.task)
+                .ok_or_else(gone)?;
+            if !task.status.is_terminal() {
+                task.status = TaskStatus::Cancelled;
+            }
+            Ok(era::task_v1(&task))
+        }
+    }
+}
+
+/// v2 `tasks/update`: the host's answers, sent by the engine (once per key).
+async fn update(ctx: &Ctx, task_id: &TaskId) -> Result<Value, ErrorObject> {
+    let responses: BTreeMap<String, Value> = ctx
+        .params
+        .get("inputResponses")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default();
+    if responses.is_empty() {
+        return Ok(ack(ctx));
+    }
+    match ctx.proxy.answer(task_id, responses).await {
+        Ok(()) => Ok(ack(ctx)),
+        // Keys answered already (here or in the dashboard) are ignored, as a server would.
+        Err(Failure::Refused(_)) => Ok(ack(ctx)),
+        Err(f) => Err(failure(&f)),
+    }
+}

@@ -1,0 +1,181 @@
+#!/usr/bin/env node
+// An agent host for taskrail's proxy tests, played by the official TypeScript SDK client
+// (@modelcontextprotocol/sdk, installed by `bash tests/interop/setup.sh` into
+// $TASKRAIL_PEERS_DIR/node). It connects over stdio or Streamable HTTP, makes one
+// tools/call and reports what happened as JSON lines on stdout (same events as
+// host_python.py): connected, tools, progress, elicitation, task, status, result, error,
+// cancelled.
+//
+//   node host_ts.cjs --stdio '["taskrail","proxy","URL"]' --call ask_name --elicit '{"name":"Ada"}'
+//   node host_ts.cjs --url http://127.0.0.1:PORT/mcp --call slow_count --task
+//
+// --task runs the call as a 2025-11-25 task (params.task; the SDK then polls tasks/get and
+// blocks on tasks/result). Without --elicit the client declares no elicitation.
+// --cancel-after S aborts the call (the SDK sends notifications/cancelled). --sample TEXT
+// declares sampling and answers every sampling request with TEXT. --surface exercises the
+// rest of the protocol against server-everything first: ping, resources, prompts,
+// completion, logging (a `log` event once a notifications/message arrives).
+"use strict";
+
+const path = require("path");
+const { createRequire } = require("module");
+
+const repo = path.resolve(__dirname, "..", "..");
+const peers = process.env.TASKRAIL_PEERS_DIR || path.join(repo, ".peers");
+const req = createRequire(path.join(peers, "node", "package.json"));
+const { Client } = req("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = req("@modelcontextprotocol/sdk/client/stdio.js");
+const { StreamableHTTPClientTransport } = req("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+} = req("@modelcontextprotocol/sdk/types.js");
+
+function emit(fields) {
+  process.stdout.write(JSON.stringify(fields) + "\n");
+}
+
+function parseArgs(argv) {
+  const out = { args: "{}", name: "ts-host", timeout: 120 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => argv[++i];
+    if (a === "--stdio") out.stdio = JSON.parse(next());
+    else if (a === "--url") out.url = next();
+    else if (a === "--call") out.call = next();
+    else if (a === "--args") out.args = next();
+    else if (a === "--name") out.name = next();
+    else if (a === "--elicit") out.elicit = JSON.parse(next());
+    else if (a === "--cancel-after") out.cancelAfter = Number(next());
+    else if (a === "--timeout") out.timeout = Number(next());
+    else if (a === "--task") out.task = true;
+    else if (a === "--progress") out.progress = true;
+    else if (a === "--list") out.list = true;
+    else if (a === "--sample") out.sample = next();
+    else if (a === "--surface") out.surface = true;
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return out;
+}
+
+function textOf(result) {
+  return (result.content || []).filter((c) => c.type === "text").map((c) => c.text).join("");
+}
+
+async function surface(client, firstLog) {
+  await client.ping();
+  emit({ event: "pong" });
+  const resources = await client.listResources();
+  const uri = resources.resources[0].uri;
+  const read = await client.readResource({ uri });
+  emit({ event: "resource", count: resources.resources.length, uri, contents: read.contents.length });
+  const prompts = await client.listPrompts();
+  const prompt = await client.getPrompt({ name: "simple-prompt", arguments: {} });
+  emit({ event: "prompts", names: prompts.prompts.map((p) => p.name), messages: prompt.messages.length });
+  const done = await client.complete({
+    ref: { type: "ref/prompt", name: "completable-prompt" },
+    argument: { name: "department", value: "E" },
+  });
+  emit({ event: "completion", values: done.completion.values });
+  await client.setLoggingLevel("debug");
+  await client.callTool({ name: "toggle-simulated-logging", arguments: {} });
+  const log = await Promise.race([firstLog, new Promise((r) => setTimeout(() => r(null), 20000))]);
+  emit({ event: "log", level: log ? log.level : null });
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  const capabilities = a.elicit !== undefined ? { elicitation: { form: {} } } : {};
+  if (a.sample !== undefined) capabilities.sampling = {};
+  const client = new Client({ name: a.name, version: "1.0.0" }, { capabilities });
+  if (a.sample !== undefined) {
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      emit({ event: "sampling" });
+      return { model: "test-model", role: "assistant", content: { type: "text", text: a.sample } };
+    });
+  }
+  let logged;
+  const firstLog = new Promise((resolve) => (logged = resolve));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logged(n.params));
+  if (a.elicit !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      emit({ event: "elicitation", message: request.params.message });
+      emit({ event: "elicitation_answered" });
+      return { action: "accept", content: a.elicit };
+    });
+  }
+  const transport = a.stdio
+    ? new StdioClientTransport({ command: a.stdio[0], args: a.stdio.slice(1), env: process.env, stderr: "inherit" })
+    : new StreamableHTTPClientTransport(new URL(a.url));
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    // The server refused the session (its initialize answered with an error).
+    emit({ event: "error", code: e.code ?? null, message: String(e.message || e) });
+    return;
+  }
+  emit({ event: "connected", protocolVersion: transport.protocolVersion || null, server: client.getServerVersion()?.name });
+  if (a.list) {
+    const tools = await client.listTools();
+    emit({ event: "tools", names: tools.tools.map((t) => t.name) });
+  }
+  if (a.surface) await surface(client, firstLog);
+  if (!a.call) {
+    await client.close();
+    return;
+  }
+  emit({ event: "calling", tool: a.call });
+  const controller = new AbortController();
+  let timer;
+  if (a.cancelAfter !== undefined) {
+    timer = setTimeout(() => controller.abort("cancelled by the test host"), a.cancelAfter * 1000);
+  }
+  const options = {
+    signal: controller.signal,
+    timeout: a.timeout * 1000,
+    resetTimeoutOnProgress: true,
+  };
+  if (a.progress) {
+    options.onprogress = (p) => emit({ event: "progress", progress: p.progress, message: p.message ?? null });
+  }
+  try {
+    if (a.task) {
+      const stream = client.experimental.tasks.callToolStream(
+        { name: a.call, arguments: JSON.parse(a.args) },
+        CallToolResultSchema,
+        { ...options, task: { ttl: 600000 } },
+      );
+      for await (const message of stream) {
+        if (message.type === "taskCreated") emit({ event: "task", status: message.task.status });
+        else if (message.type === "taskStatus") emit({ event: "status", status: message.task.status });
+        else if (message.type === "result")
+          emit({ event: "result", isError: !!message.result.isError, text: textOf(message.result) });
+        else if (message.type === "error") {
+          if (controller.signal.aborted) emit({ event: "cancelled" });
+          else emit({ event: "error", code: message.error.code, message: message.error.message });
+        }
+      }
+    } else {
+      const result = await client.callTool({ name: a.call, arguments: JSON.parse(a.args) }, CallToolResultSchema, options);
+      emit({ event: "result", isError: !!result.isError, text: textOf(result), structured: result.structuredContent ?? null });
+    }
+  } catch (e) {
+    if (controller.signal.aborted) {
+      emit({ event: "cancelled" });
+      // Let the cancellation notification leave before the connection closes.
+      await new Promise((r) => setTimeout(r, 1000));
+    } else emit({ event: "error", code: e.code ?? null, message: String(e.message || e) });
+  }
+  clearTimeout(timer);
+  await client.close();
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`host_ts: ${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  },
+);
