@@ -184,13 +184,35 @@ fn prepare_file(path: &Path) -> anyhow::Result<()> {
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    let mode = wal_mode(conn)?;
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(%mode, "ledger could not switch to WAL journal mode");
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", true)?;
     Ok(())
+}
+
+/// Switch the file to WAL (kept in the file, so only its first opener switches). Two
+/// processes opening a new ledger at once race for the switch, and SQLite reports the
+/// loser busy at once without its busy handler: retried until [`BUSY_TIMEOUT`].
+fn wal_mode(conn: &Connection) -> rusqlite::Result<String> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let current: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+        if current.eq_ignore_ascii_case("wal") {
+            return Ok(current);
+        }
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Read `PRAGMA user_version`.
