@@ -29,6 +29,7 @@ use crate::mcp::{
     CallOutcome, Era, ErrorObject, McpClient, McpError, ServerPush, Task, TaskStatus, ToolInfo,
 };
 
+mod calls;
 mod commands;
 mod connect;
 mod follow;

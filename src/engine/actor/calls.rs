@@ -1,0 +1,166 @@
+//! The actor's tool calls: sending `tools/call` (with the input rounds a call may need),
+//! and the task it creates — recorded in the ledger before anyone hears of it.
+//!
+//! Must not block on the network: calls run in spawned tasks that report `Internal`s.
+
+use super::foreground::{URL_ELICITATION_REQUIRED, url_requests};
+use super::*;
+use crate::engine::foreground::{CallSpec, RoundKind};
+
+impl ServerActor {
+    pub(super) async fn call_done(&self, call_id: u64, tool: String, result: CallResult) {
+        self.emit(EngineEvent::CallFinished {
+            server: self.id(),
+            call_id,
+            tool,
+            result,
+        })
+        .await;
+    }
+
+    pub(super) async fn on_called(
+        &mut self,
+        call_id: u64,
+        tool: String,
+        arguments: Value,
+        parent: Option<TaskId>,
+        result: Result<CallOutcome, McpError>,
+    ) {
+        let call = CallSpec {
+            call_id,
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            parent: parent.clone(),
+        };
+        let result = match result {
+            Ok(CallOutcome::Task(task)) => {
+                self.created(task, tool.clone(), arguments, parent, None)
+                    .await
+            }
+            Ok(CallOutcome::Complete(result)) => CallResult::Plain { result },
+            Ok(CallOutcome::InputRequired {
+                input_requests,
+                request_state,
+            }) => {
+                let kind = RoundKind::Mrtr { request_state };
+                match self.input_round(call, kind, input_requests).await {
+                    None => return,
+                    Some(message) => CallResult::Error { message },
+                }
+            }
+            Err(McpError::Rpc {
+                code: URL_ELICITATION_REQUIRED,
+                message,
+                data,
+            }) => match url_requests(data.as_ref()) {
+                Some(requests) => {
+                    let kind = RoundKind::UrlRequired {
+                        error: message.clone(),
+                    };
+                    match self.input_round(call, kind, requests).await {
+                        None => return,
+                        Some(why) => CallResult::Error {
+                            message: format!("{message} ({why})"),
+                        },
+                    }
+                }
+                None => {
+                    self.stats.error();
+                    CallResult::Error {
+                        message: format!("server error {URL_ELICITATION_REQUIRED}: {message}"),
+                    }
+                }
+            },
+            Err(e) => {
+                self.stats.error();
+                CallResult::Error {
+                    message: e.to_string(),
+                }
+            }
+        };
+        self.call_settled(call_id).await;
+        self.call_done(call_id, tool, result).await;
+    }
+
+    /// A task our call (or a call sent through our connection) created: commit it to the
+    /// ledger before anything reports it, report it, take its lease and follow it.
+    pub(super) async fn created(
+        &mut self,
+        task: Task,
+        tool: String,
+        arguments: Value,
+        parent: Option<TaskId>,
+        started_by: Option<String>,
+    ) -> CallResult {
+        let task_id = task.task_id.clone();
+        let era = self.client.as_ref().map(|c| c.era()).unwrap_or(Era::Modern);
+        let declared = self.client.as_ref().is_none_or(|c| c.info().tasks);
+        let finding = self.conformance.created(&task_id, era, declared);
+        self.hints(finding).await;
+        // A lost session may have been replaced while the call was sent.
+        self.refresh_home_session().await;
+        let session = self.home_session;
+        if session.is_some() {
+            self.created_in_session = true;
+        }
+        let (server, t, a, tl, p, by) = (
+            self.id(),
+            task.clone(),
+            arguments.clone(),
+            tool.clone(),
+            parent.clone(),
+            started_by.clone(),
+        );
+        // The id is committed to the ledger before anything reports it.
+        let stored = self.ledger.is_none()
+            || self
+                .ledger(move |l| {
+                    l.record_created(crate::ledger::NewTask {
+                        server: &server,
+                        era,
+                        tool: &tl,
+                        arguments: &a,
+                        task: &t,
+                        parent_task: p.as_ref(),
+                        session,
+                        started_by: by.as_deref(),
+                    })
+                })
+                .await
+                .is_some();
+        self.emit(EngineEvent::TaskKnown {
+            server: self.id(),
+            task: KnownTask {
+                task_id: task_id.clone(),
+                tool: Some(tool.clone()),
+                arguments: Some(arguments),
+                recorded_at: chrono::Utc::now(),
+                last: None,
+                end: None,
+                parent_task: parent,
+                pending: Vec::new(),
+                cancel: None,
+                started_by,
+            },
+        })
+        .await;
+        let tr = self.tasks.entry(task_id.clone()).or_default();
+        tr.session = session;
+        tr.owned = true;
+        self.seq += 1;
+        let seq = self.seq;
+        self.apply(task, seq, UpdateSource::Create, None).await;
+        if stored && self.ledger.is_some() {
+            let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
+            let ids = vec![task_id.clone()];
+            self.ledger_queue(move |l| l.claim(&server, &ids, &owner, ttl).map(drop));
+        }
+        self.reschedule(&task_id);
+        self.update_listen_ids();
+        if era == Era::Legacy {
+            // Legacy input requests and the final payload arrive on `tasks/result`.
+            self.fetch_result(&task_id);
+        }
+        CallResult::Task { task_id, stored }
+    }
+}
