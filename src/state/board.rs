@@ -4,7 +4,7 @@
 //! keys, tabs, sort, the viewport). Must not render anything.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use regex::{Regex, RegexBuilder};
 use tui_input::{Input, InputRequest};
@@ -205,6 +205,17 @@ impl Filter {
     }
 }
 
+/// A row's place on the board, as bits: one per tab it counts in (`Tab::ALL` order, every
+/// server), whether its server is shown, and whether it is in `view`.
+type Place = u8;
+const SHOWN: Place = 1 << 6;
+const IN_VIEW: Place = 1 << 7;
+const INPUT_TAB: usize = 2;
+
+/// Above this many rows changed since the last frame, they leave the view in one pass
+/// instead of one search each.
+const FEW: usize = 32;
+
 /// Table view model.
 #[derive(Debug, Clone)]
 pub struct Board {
@@ -214,16 +225,23 @@ pub struct Board {
     pub filter: Filter,
     /// Show only this server's tasks (`:server NAME`).
     pub server: Option<crate::engine::ServerId>,
-    /// Keys of the visible rows in display order (rebuilt lazily when `dirty`).
+    /// Keys of the visible rows in display order (brought up to date by `ensure_view`).
     pub view: Vec<TaskKey>,
+    /// The view's settings changed (tab, sort, filter, server): rebuild it from every row.
     pub dirty: bool,
+    /// Rows changed since the view was last brought up to date: only these are re-placed.
+    touched: HashSet<TaskKey>,
+    /// Each row's place as of the last update.
+    placed: HashMap<TaskKey, Place>,
     pub selected: Option<TaskKey>,
     /// Index of the first row drawn.
     pub offset: usize,
     /// Rows the table can show (told by the loop on resize).
     pub viewport: usize,
-    /// Rows per tab, for the tab bar.
+    /// Rows per tab (of the shown server), for the tab bar.
     pub tab_counts: [usize; 6],
+    /// Rows waiting for input on every server, for the header.
+    pub waiting: usize,
 }
 
 impl Default for Board {
@@ -236,45 +254,38 @@ impl Default for Board {
             server: None,
             view: Vec::new(),
             dirty: true,
+            touched: HashSet::new(),
+            placed: HashMap::new(),
             selected: None,
             offset: 0,
             viewport: 20,
             tab_counts: [0; 6],
+            waiting: 0,
         }
     }
 }
 
 impl Board {
-    /// Rebuild `view` if anything changed, keeping the selected task and its screen row.
+    /// The row of `key` changed (or is new): it is re-placed on the next `ensure_view`.
+    pub fn touch(&mut self, key: &TaskKey) {
+        if !self.dirty && !self.touched.contains(key) {
+            self.touched.insert(key.clone());
+        }
+    }
+
+    /// Bring `view` and the counts up to date, keeping the selected task and its screen
+    /// row: after a settings change from every row, else by re-placing the changed rows
+    /// only (a frame after one change costs a search, not a sort of every row).
     pub fn ensure_view(&mut self, rows: &HashMap<TaskKey, TaskRow>) {
-        if !self.dirty {
+        if !self.dirty && self.touched.is_empty() {
             return;
         }
-        self.dirty = false;
         let old_index = self.selected_index();
-        let mut counts = [0usize; 6];
-        let mut view: Vec<&TaskRow> = Vec::with_capacity(rows.len());
-        for row in rows.values() {
-            if self.server.as_ref().is_some_and(|s| &row.key.server != s) {
-                continue;
-            }
-            for (i, tab) in Tab::ALL.iter().enumerate() {
-                if tab.matches(row) {
-                    counts[i] += 1;
-                }
-            }
-            if self.tab.matches(row) && self.filter.matches(row) {
-                view.push(row);
-            }
-        }
-        let sort = self.sort;
-        if self.descending {
-            view.sort_unstable_by(|a, b| sort.compare(b, a));
+        if self.dirty || self.touched.len() > rows.len() / 2 {
+            self.rebuild(rows);
         } else {
-            view.sort_unstable_by(|a, b| sort.compare(a, b));
+            self.replace_touched(rows);
         }
-        self.view = view.into_iter().map(|r| r.key.clone()).collect();
-        self.tab_counts = counts;
         match (self.selected_index(), old_index) {
             (Some(new), Some(old)) => {
                 // keep the selected row on the same screen line
@@ -290,6 +301,153 @@ impl Board {
             (Some(_), None) => {}
         }
         self.clamp_offset();
+    }
+
+    /// Where `row` belongs under the current settings.
+    fn place(&self, row: &TaskRow) -> Place {
+        let mut place = 0;
+        for (i, tab) in Tab::ALL.iter().enumerate() {
+            if tab.matches(row) {
+                place |= 1 << i;
+            }
+        }
+        if self.server.as_ref().is_none_or(|s| &row.key.server == s) {
+            place |= SHOWN;
+            if self.tab.matches(row) && self.filter.matches(row) {
+                place |= IN_VIEW;
+            }
+        }
+        place
+    }
+
+    /// Add (`by` 1) or take away (`by` -1) a place from the counts.
+    fn count(&mut self, place: Place, by: isize) {
+        if place & (1 << INPUT_TAB) != 0 {
+            self.waiting = self.waiting.saturating_add_signed(by);
+        }
+        if place & SHOWN != 0 {
+            for (i, n) in self.tab_counts.iter_mut().enumerate() {
+                if place & (1 << i) != 0 {
+                    *n = n.saturating_add_signed(by);
+                }
+            }
+        }
+    }
+
+    /// Display order: `a` before `b` when `Less`.
+    fn order(&self, a: &TaskRow, b: &TaskRow) -> Ordering {
+        if self.descending {
+            self.sort.compare(b, a)
+        } else {
+            self.sort.compare(a, b)
+        }
+    }
+
+    fn rebuild(&mut self, rows: &HashMap<TaskKey, TaskRow>) {
+        self.dirty = false;
+        self.touched.clear();
+        self.placed.clear();
+        self.placed.reserve(rows.len());
+        self.tab_counts = [0; 6];
+        self.waiting = 0;
+        let mut view: Vec<&TaskRow> = Vec::with_capacity(rows.len());
+        for row in rows.values() {
+            let place = self.place(row);
+            self.count(place, 1);
+            self.placed.insert(row.key.clone(), place);
+            if place & IN_VIEW != 0 {
+                view.push(row);
+            }
+        }
+        view.sort_unstable_by(|a, b| self.order(a, b));
+        self.view = view.into_iter().map(|r| r.key.clone()).collect();
+    }
+
+    /// Re-place the touched rows: recount them, take those that moved out of `view` and
+    /// merge them back in at their new places. A row still between its untouched
+    /// neighbours stays where it is.
+    fn replace_touched(&mut self, rows: &HashMap<TaskKey, TaskRow>) {
+        let touched = std::mem::take(&mut self.touched);
+        let mut incoming: Vec<&TaskRow> = Vec::new();
+        let mut leaving: Vec<usize> = Vec::new();
+        let mut leave_all = false;
+        for key in &touched {
+            let old = self.placed.get(key).copied().unwrap_or(0);
+            let new = rows.get(key).map_or(0, |r| self.place(r));
+            self.count(old, -1);
+            self.count(new, 1);
+            self.placed.insert(key.clone(), new);
+            let row = rows.get(key).filter(|_| new & IN_VIEW != 0);
+            if old & IN_VIEW == 0 {
+                incoming.extend(row);
+            } else if touched.len() > FEW {
+                leave_all = true;
+                incoming.extend(row);
+            } else {
+                match (self.view.iter().position(|k| k == key), row) {
+                    (Some(i), Some(row)) if self.stays(i, row, rows, &touched) => {}
+                    (at, row) => {
+                        leaving.extend(at);
+                        incoming.extend(row);
+                    }
+                }
+            }
+        }
+        if leave_all {
+            self.view.retain(|k| !touched.contains(k));
+        } else {
+            leaving.sort_unstable();
+            for i in leaving.into_iter().rev() {
+                self.view.remove(i);
+            }
+        }
+        self.merge(incoming, rows);
+    }
+
+    /// Whether the row at `i` of `view` is still in order between untouched neighbours.
+    fn stays(
+        &self,
+        i: usize,
+        row: &TaskRow,
+        rows: &HashMap<TaskKey, TaskRow>,
+        touched: &HashSet<TaskKey>,
+    ) -> bool {
+        let fits = |j: Option<usize>, want: Ordering| {
+            let Some(k) = j.and_then(|j| self.view.get(j)) else {
+                return true;
+            };
+            !touched.contains(k) && rows.get(k).is_some_and(|n| self.order(row, n) == want)
+        };
+        fits(i.checked_sub(1), Ordering::Greater) && fits(Some(i + 1), Ordering::Less)
+    }
+
+    /// Merge `incoming` (not in `view`) into the sorted `view`.
+    fn merge(&mut self, mut incoming: Vec<&TaskRow>, rows: &HashMap<TaskKey, TaskRow>) {
+        if incoming.is_empty() {
+            return;
+        }
+        incoming.sort_unstable_by(|a, b| self.order(a, b));
+        let mut cuts = Vec::with_capacity(incoming.len());
+        let mut from = 0;
+        for row in &incoming {
+            let rest = &self.view[from..];
+            from += rest.partition_point(|k| {
+                rows.get(k)
+                    .is_some_and(|n| self.order(n, row) == Ordering::Less)
+            });
+            cuts.push(from);
+        }
+        let old = std::mem::take(&mut self.view);
+        let mut view = Vec::with_capacity(old.len() + incoming.len());
+        let mut old = old.into_iter();
+        let mut taken = 0;
+        for (row, cut) in incoming.into_iter().zip(cuts) {
+            view.extend(old.by_ref().take(cut - taken));
+            taken = cut;
+            view.push(row.key.clone());
+        }
+        view.extend(old);
+        self.view = view;
     }
 
     pub fn selected_index(&self) -> Option<usize> {

@@ -7,9 +7,9 @@ use super::{Now, State, TaskKey, forms};
 use crate::engine::{EngineEvent, NoticeLevel, ServerId, TaskId, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task};
 
-/// The row of `key`, created on first mention; the table is rebuilt on the next frame.
+/// The row of `key`, created on first mention; the table re-places it on the next frame.
 pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRow {
-    state.board.dirty = true;
+    state.board.touch(key);
     state
         .tasks
         .entry(key.clone())

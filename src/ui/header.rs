@@ -38,7 +38,7 @@ impl Widget for Header<'_> {
             return;
         }
         let total = state.tasks.len();
-        let inbox: usize = state.tasks.values().filter(|r| r.needs_input()).count();
+        let inbox = state.board.waiting;
         let mut title = vec![
             Span::styled(" taskrail ", theme.title),
             Span::styled(format!("{total} tasks"), theme.dim),

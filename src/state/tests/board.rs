@@ -1,6 +1,9 @@
 //! Reducer tests for the task table: selection by identity, scrolling, the filter, tabs, size.
 
-use super::{code, fresh, key, run, t0, task, tk, updated};
+use serde_json::json;
+
+use super::{code, elicit, fresh, key, run, srv, t0, task, tk, updated};
+use crate::engine::{EngineEvent, UpdateSource};
 use crate::mcp::TaskStatus;
 use crate::state::*;
 
@@ -125,4 +128,68 @@ fn ten_thousand_tasks_build_a_view() {
     assert_eq!(s.board.view.len(), 10_000);
     run(&mut s, vec![code(KeyCode::End)]);
     assert_eq!(s.board.selected_index(), Some(9_999));
+}
+
+/// The view kept up to date row by row equals the one rebuilt from every row, through
+/// random snapshots on two servers, sort and tab changes, a filter and a server filter.
+#[test]
+fn view_kept_up_to_date_equals_a_rebuild() {
+    let beta = ServerId::named("beta");
+    let statuses = [
+        TaskStatus::Working,
+        TaskStatus::InputRequired,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Cancelled,
+    ];
+    let tools = ["lint", "deploy", "survey"];
+    for seed in 0..20 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut s = State::new(vec![srv(), beta.clone()], false, Keymap::default_keymap());
+        for step in 0..300 {
+            let mut t = task(&format!("t{:02}", rng.usize(0..60)), TaskStatus::Working);
+            t.status = statuses[rng.usize(0..statuses.len())].clone();
+            t.created_at = Some(format!("2026-07-28T09:{:02}:00Z", rng.usize(0..60)));
+            t.status_message = rng.bool().then(|| tools[rng.usize(0..3)].to_string());
+            if t.status == TaskStatus::InputRequired && rng.bool() {
+                t.input_requests.insert(
+                    format!("k{step}"),
+                    elicit(json!({"type":"object","properties":{}})),
+                );
+            }
+            let server = if rng.bool() { srv() } else { beta.clone() };
+            let mut msgs = vec![Msg::Engine(EngineEvent::snapshot(
+                server,
+                t,
+                UpdateSource::Poll,
+                None,
+            ))];
+            match rng.usize(0..40) {
+                0 => msgs.push(key('s')),
+                1 => msgs.push(key('S')),
+                2 => msgs.push(code(KeyCode::Tab)),
+                3 => msgs.extend([key('/'), key('l'), code(KeyCode::Enter)]),
+                4 => msgs.extend([key('/'), code(KeyCode::Esc)]),
+                _ => {}
+            }
+            for m in msgs {
+                update(&mut s, m, t0());
+            }
+            if step == 150 {
+                s.board.server = Some(beta.clone());
+                s.board.dirty = true;
+            }
+            if rng.usize(0..3) == 0 {
+                s.ensure_view();
+                let mut rebuilt = s.board.clone();
+                rebuilt.dirty = true;
+                rebuilt.ensure_view(&s.tasks);
+                assert_eq!(s.board.view, rebuilt.view, "seed {seed} step {step}");
+                assert_eq!(s.board.tab_counts, rebuilt.tab_counts, "seed {seed}");
+                assert_eq!(s.board.waiting, rebuilt.waiting, "seed {seed}");
+                let sel = s.board.selected.as_ref();
+                assert!(sel.is_none_or(|k| s.board.view.contains(k)), "seed {seed}");
+            }
+        }
+    }
 }
