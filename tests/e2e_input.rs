@@ -206,7 +206,10 @@ fn sign_in(legacy: bool) {
         id
     };
     open_input(&tmux, &id);
-    let screen = tmux.wait("the consent view", |s| s.contains("to visit a link"));
+    // down to its key line: a capture can land between two writes of one frame
+    let screen = tmux.wait("the consent view", |s| {
+        s.contains("to visit a link") && s.contains(" decline ")
+    });
     assert!(screen.contains("site  127.0.0.1"), "{screen}");
     assert!(
         screen.contains("/sign-in/"),

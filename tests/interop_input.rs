@@ -528,7 +528,10 @@ fn everything_trigger_url_elicitation_both_paths() {
         "trigger-url-elicitation",
         args,
         |t| {
-            let screen = t.wait("the consent view", |s| s.contains("to visit a link"));
+            // down to its key line: a capture can land between two writes of one frame
+            let screen = t.wait("the consent view", |s| {
+                s.contains("to visit a link") && s.contains(" decline ")
+            });
             assert!(screen.contains("plain http to shop.example"), "{screen}");
             t.keys(&["o"]);
             assert_eq!(browser.wait_opened(1), "http://shop.example/pay?x=1");
