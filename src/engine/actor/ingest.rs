@@ -50,9 +50,8 @@ impl ServerActor {
         } else {
             self.flush_quiet_polls(&task_id);
         }
-        if (r.changed || source != UpdateSource::Poll)
-            && let Some(ledger) = &self.ledger
-        {
+        let write = r.changed || source != UpdateSource::Poll;
+        if write && let Some(ledger) = &self.ledger {
             // Queued, not awaited: later ledger calls still see it (the ledger runs jobs
             // in order), and a burst of snapshots shares one transaction.
             let write = (
@@ -70,6 +69,11 @@ impl ServerActor {
         self.emit(ev).await;
         // The ledger records `input_requested` with the snapshot itself.
         let new_inputs = self.answer_without_person(&task_id, r.new_inputs).await;
+        if write && !new_inputs.is_empty() {
+            // A request is shown only once it is on disk: a follower killed right after
+            // showing it leaves it to the next one.
+            self.ledger(|_| Ok(())).await;
+        }
         for (key, request) in new_inputs {
             self.emit(EngineEvent::InputRequested {
                 server: self.id(),
