@@ -132,7 +132,12 @@ impl TrackedTask {
     /// Keys of the last snapshot still waiting for an answer (answered ones, here or by
     /// another process, and keys reused for a different request are left out).
     pub fn pending_keys(&self) -> Vec<String> {
-        match &self.last {
+        self.pending_in(self.last.as_ref())
+    }
+
+    /// The input keys of `snapshot` still waiting for an answer, as this task stands.
+    pub fn pending_in(&self, snapshot: Option<&Task>) -> Vec<String> {
+        match snapshot {
             Some(t) if !t.status.is_terminal() && !self.expired => t
                 .input_requests
                 .keys()

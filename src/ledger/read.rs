@@ -46,7 +46,12 @@ pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
             "legacy" => Some(Era::Legacy),
             _ => None,
         });
-    let snapshot = json(7)?.and_then(|v| serde_json::from_value(v).ok());
+    let snapshot = r
+        .get_ref(7)?
+        .as_str_or_null()
+        .ok()
+        .flatten()
+        .and_then(|s| serde_json::from_str(s).ok());
     let answered_keys = r
         .get::<_, Option<String>>(16)?
         .and_then(|s| serde_json::from_str(&s).ok())
@@ -224,16 +229,32 @@ impl Ledger {
 }
 
 impl Ledger {
-    /// One server's tasks, newest first; finished ones only if `include_terminal`.
-    pub fn list_server(
+    /// A server's tasks, newest first (finished and expired ones only with
+    /// `include_terminal`), handed to `each` in chunks of at most `chunk` records as they
+    /// are read, so the caller works on one chunk while the next is read. Stops early
+    /// when `each` returns false.
+    pub fn scan_server(
         &self,
         server: &crate::ids::ServerId,
         include_terminal: bool,
-    ) -> anyhow::Result<Vec<TaskRecord>> {
-        self.query_tasks(
-            "WHERE t.server = ?1 AND (?2 OR t.terminal = 0)
-             ORDER BY t.recorded_at DESC, t.id DESC",
-            params![server, include_terminal],
-        )
+        chunk: usize,
+        mut each: impl FnMut(Vec<TaskRecord>) -> bool,
+    ) -> anyhow::Result<()> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "{SELECT_TASK} WHERE t.server = ?1 AND (?2 OR t.terminal = 0)
+             ORDER BY t.recorded_at DESC, t.id DESC"
+        ))?;
+        let mut rows = stmt.query_map(params![server, include_terminal], task_from_row)?;
+        let chunk = chunk.max(1);
+        loop {
+            let batch = rows
+                .by_ref()
+                .take(chunk)
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let last = batch.len() < chunk;
+            if batch.is_empty() || !each(batch) || last {
+                return Ok(());
+            }
+        }
     }
 }

@@ -8,14 +8,61 @@
 use super::*;
 use crate::ledger::Tombstone;
 
+/// Records read from the ledger per chunk when resuming.
+const RESUME_CHUNK: usize = 256;
+
+/// The ledger holds a terminal state for the task.
+fn terminal(rec: &TaskRecord) -> bool {
+    rec.terminal
+        || rec
+            .snapshot
+            .as_ref()
+            .is_some_and(|s| s.status.is_terminal())
+}
+
+/// Nothing more will happen to the task: terminal, or a tombstone.
+fn finished(rec: &TaskRecord) -> bool {
+    terminal(rec) || rec.expired
+}
+
 impl ServerActor {
+    /// Report every task the ledger holds for this server and follow the unfinished ones.
+    /// The ledger thread reads in chunks while this actor reports the previous one; the
+    /// unfinished tasks are adopted once reading is over (adopting one may need the
+    /// ledger, which is busy reading until then).
     pub(super) async fn resume_from_ledger(&mut self) {
-        let server = self.id();
-        let history = self.cfg.history;
-        let Some(records) = self.ledger(move |l| l.list_server(&server, history)).await else {
+        let Some(ledger) = self.ledger.clone() else {
             return;
         };
-        for rec in records {
+        let (server, history) = (self.id(), self.cfg.history);
+        let (tx, mut chunks) = mpsc::channel::<Vec<TaskRecord>>(2);
+        let read = ledger.submit(move |l| {
+            l.scan_server(&server, history, RESUME_CHUNK, |c| {
+                tx.blocking_send(c).is_ok()
+            })
+        });
+        let mut unfinished = Vec::new();
+        while let Some(chunk) = chunks.recv().await {
+            for rec in chunk {
+                if finished(&rec) {
+                    self.adopt(rec, false).await;
+                } else {
+                    unfinished.push(rec);
+                }
+            }
+        }
+        let outcome = match read {
+            Ok(done) => done
+                .await
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("ledger stopped"))),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = outcome {
+            tracing::warn!("ledger: {e:#}");
+            self.notice(NoticeLevel::Error, format!("ledger read failed: {e:#}"))
+                .await;
+        }
+        for rec in unfinished {
             self.adopt(rec, false).await;
         }
         self.claim_unowned().await;
@@ -32,22 +79,14 @@ impl ServerActor {
             cancel_requested: rec.cancel == Some(true),
             ..Default::default()
         };
-        tr.terminal = rec.terminal
-            || rec
-                .snapshot
-                .as_ref()
-                .is_some_and(|s| s.status.is_terminal());
+        tr.terminal = terminal(&rec);
         let follow = tr.live();
         // A finished task needs no snapshot here (it is never polled or merged again):
         // the board keeps the only copy.
         if follow {
             tr.last = rec.snapshot.clone();
         }
-        let pending = {
-            let mut probe = tr.clone();
-            probe.last = rec.snapshot.clone();
-            probe.pending_keys()
-        };
+        let pending = tr.pending_in(rec.snapshot.as_ref());
         // Keys already pending are not reported again as new.
         if let Some(last) = &tr.last {
             for (k, req) in &last.input_requests {
