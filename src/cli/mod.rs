@@ -284,10 +284,7 @@ pub fn main() -> ExitCode {
     crate::mcp::http::install_crypto_provider();
     let cli = Cli::from_args();
     let _guard = init_logging(&cli.global);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_for(cli.command.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             return ExitCode::from(fail(
@@ -299,6 +296,20 @@ pub fn main() -> ExitCode {
     let code = runtime.block_on(run(cli));
     runtime.shutdown_timeout(Duration::from_millis(500));
     ExitCode::from(code)
+}
+
+/// The dashboard, the proxy and the servers run on worker threads (input, drawing and
+/// many servers at once); a CLI command follows its tasks on this thread alone, so a
+/// poll's request, reply and record never hop between runtime threads.
+fn runtime_for(command: Option<&Command>) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match command {
+        None
+        | Some(Command::Demo | Command::Proxy { .. } | Command::ServeDemo(_) | Command::Bench(_)) => {
+            tokio::runtime::Builder::new_multi_thread()
+        }
+        Some(_) => tokio::runtime::Builder::new_current_thread(),
+    };
+    builder.enable_all().build()
 }
 
 async fn run(cli: Cli) -> u8 {
