@@ -195,13 +195,18 @@ fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static st
 /// for its frame while changes keep coming.
 const FRAME: Duration = Duration::from_millis(16);
 
-/// A frame waits this long for the next message of a burst (many tasks changing at
-/// once), so the burst lands in one frame instead of one frame plus a `FRAME` wait.
+/// Within a burst (changes keep coming less than a `FRAME` after the last frame), a frame
+/// waits this long for the burst's next message, so it lands in one frame.
 const SETTLE: Duration = Duration::from_millis(2);
 
-/// When the next frame may be drawn: `FRAME` after the last one, and once messages paused
-/// for `SETTLE` (or the change has waited a whole `FRAME`).
+/// When the next frame may be drawn. The first change after a quiet `FRAME` is drawn at
+/// once (whatever already waited in the channel was folded in first); later changes of a
+/// burst wait for `FRAME` after the last frame and for messages to pause for `SETTLE`
+/// (or for a whole `FRAME`).
 fn draw_at(last_draw: Instant, dirty_since: Instant, last_msg: Instant) -> Instant {
+    if dirty_since >= last_draw + FRAME {
+        return dirty_since;
+    }
     (last_draw + FRAME).max((last_msg + SETTLE).min(dirty_since + FRAME))
 }
 
@@ -497,5 +502,28 @@ where
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_change_after_a_quiet_frame_is_drawn_at_once_and_a_burst_is_coalesced() {
+        let drawn = Instant::now();
+        // quiet for a second, then one change: no wait at all
+        let change = drawn + Duration::from_secs(1);
+        assert_eq!(draw_at(drawn, change, change), change);
+        // a change 5 ms after a frame waits for the frame budget
+        let soon = drawn + Duration::from_millis(5);
+        assert_eq!(draw_at(drawn, soon, soon), drawn + FRAME);
+        // a burst still coming past the budget: drawn once it pauses for SETTLE…
+        let first = drawn + Duration::from_millis(10);
+        let last = drawn + Duration::from_millis(17);
+        assert_eq!(draw_at(drawn, first, last), last + SETTLE);
+        // …or when its first undrawn change has waited a whole FRAME
+        let busy = drawn + Duration::from_millis(40);
+        assert_eq!(draw_at(drawn, first, busy), first + FRAME);
     }
 }
