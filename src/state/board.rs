@@ -3,6 +3,7 @@
 //! index) with its scroll offset; and the board's part of the reducer (the `/` line's
 //! keys, tabs, sort, the viewport). Must not render anything.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
@@ -212,6 +213,11 @@ const SHOWN: Place = 1 << 6;
 const IN_VIEW: Place = 1 << 7;
 const INPUT_TAB: usize = 2;
 
+/// Key equality for searches of `view`: the task id first, where keys of one server differ.
+fn same(a: &TaskKey, b: &TaskKey) -> bool {
+    a.task_id == b.task_id && a.server == b.server
+}
+
 /// Above this many rows changed since the last frame, they leave the view in one pass
 /// instead of one search each.
 const FEW: usize = 32;
@@ -234,6 +240,8 @@ pub struct Board {
     /// Each row's place as of the last update.
     placed: HashMap<TaskKey, Place>,
     pub selected: Option<TaskKey>,
+    /// Where `selected` was last found in `view` (checked before it is used).
+    selected_at: Cell<usize>,
     /// Index of the first row drawn.
     pub offset: usize,
     /// Rows the table can show (told by the loop on resize).
@@ -257,6 +265,7 @@ impl Default for Board {
             touched: HashSet::new(),
             placed: HashMap::new(),
             selected: None,
+            selected_at: Cell::new(0),
             offset: 0,
             viewport: 20,
             tab_counts: [0; 6],
@@ -384,7 +393,7 @@ impl Board {
                 leave_all = true;
                 incoming.extend(row);
             } else {
-                match (self.view.iter().position(|k| k == key), row) {
+                match (self.view.iter().position(|k| same(k, key)), row) {
                     (Some(i), Some(row)) if self.stays(i, row, rows, &touched) => {}
                     (at, row) => {
                         leaving.extend(at);
@@ -450,9 +459,17 @@ impl Board {
         self.view = view;
     }
 
+    /// The selected row's index in `view`: where it was last found when it is still
+    /// there (every frame asks, often several times), else a search.
     pub fn selected_index(&self) -> Option<usize> {
         let sel = self.selected.as_ref()?;
-        self.view.iter().position(|k| k == sel)
+        let hint = self.selected_at.get();
+        if self.view.get(hint).is_some_and(|k| same(k, sel)) {
+            return Some(hint);
+        }
+        let i = self.view.iter().position(|k| same(k, sel))?;
+        self.selected_at.set(i);
+        Some(i)
     }
 
     /// Move the selection by `delta` rows (clamped).
