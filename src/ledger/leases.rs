@@ -5,6 +5,7 @@
 //!
 //! Must not log task ids.
 
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use rusqlite::{OptionalExtension, params};
@@ -167,5 +168,33 @@ impl Ledger {
             let live = owner != me.as_str() && until >= now_ms() && owner_alive(&owner);
             live.then_some(owner)
         }))
+    }
+
+    /// Which of `ids` (tasks of `server`) a live process other than `me` follows: what
+    /// `follower` says for each, in one query (only other owners' leases are read, so
+    /// a process that follows everything alone reads nothing).
+    pub fn followed_by_others(
+        &self,
+        server: &ServerId,
+        ids: &[TaskId],
+        me: &Owner,
+    ) -> anyhow::Result<HashSet<TaskId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t.task_id, f.owner FROM follows f JOIN tasks t ON t.id = f.task
+              WHERE t.server = ?1 AND f.owner != ?2 AND f.until >= ?3",
+        )?;
+        let rows = stmt.query_map(params![server, me.as_str(), now_ms()], |r| {
+            Ok((r.get::<_, TaskId>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let wanted: HashSet<&TaskId> = ids.iter().collect();
+        let mut alive: HashMap<String, bool> = HashMap::new();
+        let mut out = HashSet::new();
+        for row in rows {
+            let (id, owner) = row?;
+            if wanted.contains(&id) && *alive.entry(owner).or_insert_with_key(|o| owner_alive(o)) {
+                out.insert(id);
+            }
+        }
+        Ok(out)
     }
 }

@@ -120,7 +120,12 @@ fn one_process_follows_a_task_at_a_time() {
         Some(oa.as_str())
     );
     assert_eq!(a.follower(&srv(), &TaskId::new("t1"), &oa).unwrap(), None);
+    // The same answers for many tasks at once.
+    let others = b.followed_by_others(&srv(), &ids, &ob).unwrap();
+    assert_eq!(others, [TaskId::new("t1")].into_iter().collect());
+    assert!(a.followed_by_others(&srv(), &ids, &oa).unwrap().is_empty());
     a.release(&srv(), &ids, &oa).unwrap();
+    assert!(b.followed_by_others(&srv(), &ids, &ob).unwrap().is_empty());
     assert_eq!(b.claim(&srv(), &ids, &ob, ttl).unwrap().len(), 1);
     // An expired lease is taken over.
     b.claim(&srv(), &ids, &ob, Duration::ZERO).unwrap();
@@ -148,6 +153,7 @@ fn a_dead_process_lease_is_free_at_once() {
         .unwrap();
     let me = Owner::new();
     assert_eq!(b.follower(&srv(), &ids[0], &me).unwrap(), None);
+    assert!(b.followed_by_others(&srv(), &ids, &me).unwrap().is_empty());
     assert_eq!(
         b.claim(&srv(), &ids, &me, Duration::from_secs(5))
             .unwrap()

@@ -187,13 +187,11 @@ impl ServerActor {
         // several processes do not wake each other up.
         let free = self
             .ledger(move |l| {
-                let mut free = Vec::new();
-                for id in mirrored {
-                    if l.follower(&server, &id, &owner)?.is_none() {
-                        free.push(id);
-                    }
-                }
-                Ok(free)
+                let taken = l.followed_by_others(&server, &mirrored, &owner)?;
+                Ok(mirrored
+                    .into_iter()
+                    .filter(|id| !taken.contains(id))
+                    .collect::<Vec<_>>())
             })
             .await
             .unwrap_or_default();
@@ -213,13 +211,11 @@ impl ServerActor {
         let (server, owner) = (self.id(), self.owner.clone());
         let lost = self
             .ledger(move |l| {
-                let mut lost = Vec::new();
-                for id in owned {
-                    if l.follower(&server, &id, &owner)?.is_some() {
-                        lost.push(id);
-                    }
-                }
-                Ok(lost)
+                let taken = l.followed_by_others(&server, &owned, &owner)?;
+                Ok(owned
+                    .into_iter()
+                    .filter(|id| taken.contains(id))
+                    .collect::<Vec<_>>())
             })
             .await
             .unwrap_or_default();
