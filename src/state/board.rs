@@ -14,6 +14,7 @@ use super::keymap::Action;
 use super::keys::Key;
 use super::task::TaskRow;
 use super::{State, TaskKey, line_edit};
+use crate::engine::ServerId;
 use crate::mcp::TaskStatus;
 
 /// Status tabs narrowing the rows.
@@ -230,7 +231,7 @@ pub struct Board {
     pub descending: bool,
     pub filter: Filter,
     /// Show only this server's tasks (`:server NAME`).
-    pub server: Option<crate::engine::ServerId>,
+    pub server: Option<ServerId>,
     /// Keys of the visible rows in display order (brought up to date by `ensure_view`).
     pub view: Vec<TaskKey>,
     /// The view's settings changed (tab, sort, filter, server): rebuild it from every row.
@@ -248,8 +249,8 @@ pub struct Board {
     pub viewport: usize,
     /// Rows per tab (of the shown server), for the tab bar.
     pub tab_counts: [usize; 6],
-    /// Rows waiting for input on every server, for the header.
-    pub waiting: usize,
+    /// Rows waiting for input, per server (every server, whatever is shown).
+    waiting: HashMap<ServerId, usize>,
 }
 
 impl Default for Board {
@@ -269,7 +270,7 @@ impl Default for Board {
             offset: 0,
             viewport: 20,
             tab_counts: [0; 6],
-            waiting: 0,
+            waiting: HashMap::new(),
         }
     }
 }
@@ -329,10 +330,21 @@ impl Board {
         place
     }
 
-    /// Add (`by` 1) or take away (`by` -1) a place from the counts.
-    fn count(&mut self, place: Place, by: isize) {
+    /// Rows of `server` waiting for input.
+    pub fn waiting(&self, server: &ServerId) -> usize {
+        self.waiting.get(server).copied().unwrap_or(0)
+    }
+
+    /// Rows waiting for input on every server.
+    pub fn waiting_total(&self) -> usize {
+        self.waiting.values().sum()
+    }
+
+    /// Add (`by` 1) or take away (`by` -1) a place of a row of `server` from the counts.
+    fn count(&mut self, server: &ServerId, place: Place, by: isize) {
         if place & (1 << INPUT_TAB) != 0 {
-            self.waiting = self.waiting.saturating_add_signed(by);
+            let n = self.waiting.entry(server.clone()).or_default();
+            *n = n.saturating_add_signed(by);
         }
         if place & SHOWN != 0 {
             for (i, n) in self.tab_counts.iter_mut().enumerate() {
@@ -358,11 +370,11 @@ impl Board {
         self.placed.clear();
         self.placed.reserve(rows.len());
         self.tab_counts = [0; 6];
-        self.waiting = 0;
+        self.waiting.clear();
         let mut view: Vec<&TaskRow> = Vec::with_capacity(rows.len());
         for row in rows.values() {
             let place = self.place(row);
-            self.count(place, 1);
+            self.count(&row.key.server, place, 1);
             self.placed.insert(row.key.clone(), place);
             if place & IN_VIEW != 0 {
                 view.push(row);
@@ -383,8 +395,8 @@ impl Board {
         for key in &touched {
             let old = self.placed.get(key).copied().unwrap_or(0);
             let new = rows.get(key).map_or(0, |r| self.place(r));
-            self.count(old, -1);
-            self.count(new, 1);
+            self.count(&key.server, old, -1);
+            self.count(&key.server, new, 1);
             self.placed.insert(key.clone(), new);
             let row = rows.get(key).filter(|_| new & IN_VIEW != 0);
             if old & IN_VIEW == 0 {

@@ -111,10 +111,7 @@ impl InboxView {
 impl State {
     /// Tasks of `server` waiting for the user's input, and its requests outside any task.
     pub fn inbox(&self, server: &ServerId) -> usize {
-        self.tasks
-            .values()
-            .filter(|r| &r.key.server == server && r.needs_input())
-            .count()
+        self.board.waiting(server)
             + self
                 .foreground
                 .iter()

@@ -38,7 +38,7 @@ impl Widget for Header<'_> {
             return;
         }
         let total = state.tasks.len();
-        let inbox = state.board.waiting;
+        let inbox = state.board.waiting_total();
         let mut title = vec![
             Span::styled(" taskrail ", theme.title),
             Span::styled(format!("{total} tasks"), theme.dim),
