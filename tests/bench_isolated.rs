@@ -1,6 +1,6 @@
 //! `taskrail bench` never uses the caller's ledger: with `TASKRAIL_DB` pointing at another
 //! file, `bench startup` fills and reads its own temporary ledger, finishes, and leaves that
-//! file as it was.
+//! file as it was; and its reports into a closed pipe end quietly.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
@@ -39,4 +39,22 @@ fn bench_startup_ignores_the_callers_ledger() {
     );
     let after = tr.run(&["ls", "--all", "--json"], Duration::from_secs(30));
     assert_eq!(after.stdout, ls.stdout, "the caller's ledger gained tasks");
+}
+
+#[test]
+fn bench_output_into_a_closed_pipe_ends_quietly() {
+    use std::process::{Command, Stdio};
+    // `taskrail bench startup | head -0`: the reader is gone before the first line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_taskrail"))
+        .args(["bench", "startup", "--tasks", "25"])
+        .env_remove("TASKRAIL_DB")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
 }

@@ -4,11 +4,21 @@
 //! were obtained. Every scenario uses its own temporary ledger: none reads the caller's
 //! `--db`/`TASKRAIL_DB` (the global `--db` is not a bench option). The micro benchmarks (reducer, render) are criterion benches in `benches/`.
 
+/// `println!` for the reports: a closed stdout (`… | head -3`) ends them quietly
+/// instead of panicking.
+macro_rules! report {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 pub mod fixtures;
 mod harness;
 mod proxy;
 mod scenarios;
 
+use std::io::Write as _;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
@@ -110,7 +120,7 @@ pub async fn run(args: BenchArgs) -> u8 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("bench failed: {e:#}");
+            let _ = writeln!(std::io::stderr().lock(), "bench failed: {e:#}");
             1
         }
     }

@@ -196,22 +196,22 @@ pub async fn latency(calls: usize, url: Option<String>) -> anyhow::Result<()> {
         "--url"
     };
     drop(server);
-    println!("proxy latency: {calls} plain tools/call (`lookup`) each, one at a time, loopback");
-    println!("{}", line("direct (HTTP)", &direct_ms));
-    println!("{}", line("through the proxy, stdio", &stdio_ms));
-    println!("{}", line("through the proxy, HTTP", &http_ms));
+    report!("proxy latency: {calls} plain tools/call (`lookup`) each, one at a time, loopback");
+    report!("{}", line("direct (HTTP)", &direct_ms));
+    report!("{}", line("through the proxy, stdio", &stdio_ms));
+    report!("{}", line("through the proxy, HTTP", &http_ms));
     let p50 = |v: &[f64]| quantile(v, 0.5);
-    println!(
+    report!(
         "added p50: stdio {:.3} ms, HTTP {:.3} ms (target <= 1 ms)",
         p50(&stdio_ms) - p50(&direct_ms),
         p50(&http_ms) - p50(&direct_ms)
     );
-    println!(
+    report!(
         "method: the MCP client of this binary as the host (this process); the server in \
          its own process ({}); `taskrail proxy` a child process (its own ledger)",
         where_
     );
-    println!("{}", machine_line());
+    report!("{}", machine_line());
     Ok(())
 }
 
@@ -254,26 +254,26 @@ pub async fn load(tasks: usize, pages: u64, url: Option<String>) -> anyhow::Resu
     let (_, hwm) = rss_kb_of(pid);
     drop(proxy);
     drop(server);
-    println!(
+    report!(
         "proxy load: {tasks} concurrent blocking tools/call (`render_report`, {pages} pages, \
          one push per page), one proxy over HTTP"
     );
-    println!(
+    report!(
         "results: {ok}/{tasks} completed in {:.1} s",
         held.as_secs_f64()
     );
-    println!(
+    report!(
         "proxy CPU: {:.2} s over {:.1} s ({:.1} % of one core)",
         cpu.as_secs_f64(),
         held.as_secs_f64(),
         100.0 * cpu.as_secs_f64() / held.as_secs_f64()
     );
-    println!(
+    report!(
         "proxy RSS: {:.1} MB idle, {:.1} MB peak while holding (VmHWM {:.1} MB)",
         rss_idle as f64 / 1024.0,
         peak_rss as f64 / 1024.0,
         hwm as f64 / 1024.0
     );
-    println!("{}", machine_line());
+    report!("{}", machine_line());
     Ok(())
 }

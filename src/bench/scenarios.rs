@@ -96,7 +96,7 @@ fn ms(d: Duration) -> f64 {
 
 fn line3(name: &str, mut v: Vec<f64>) {
     v.sort_by(f64::total_cmp);
-    println!(
+    report!(
         "  {name:<22} p50 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms   (n={})",
         quantile(&v, 0.5),
         quantile(&v, 0.99),
@@ -163,10 +163,10 @@ pub async fn push_latency(tasks: usize, pages: u64) -> anyhow::Result<()> {
             drawn.push(ms(d.saturating_duration_since(sent)));
         }
     }
-    println!(
+    report!(
         "push latency: {tasks} render_report tasks x {pages} pages on the in-process demo server (push on)"
     );
-    println!(
+    report!(
         "  notifications sent {}, distinct states matched {}, frames drawn {}, terminal on the board {}/{} ({})",
         pushes.len(),
         drawn.len(),
@@ -178,21 +178,19 @@ pub async fn push_latency(tasks: usize, pages: u64) -> anyhow::Result<()> {
     line3("sent -> received", recv);
     line3("sent -> state applied", applied);
     line3("sent -> frame drawn", drawn);
-    println!(
+    report!(
         "  process CPU {:.2} s over {:.1} s wall (dashboard + engine + demo server)",
         cpu.as_secs_f64(),
         wall.as_secs_f64()
     );
-    println!(
-        "  method: the demo server stamps each notification as it hands it to the SSE stream;"
-    );
-    println!(
+    report!("  method: the demo server stamps each notification as it hands it to the SSE stream;");
+    report!(
         "  the loop's probe stamps the TaskUpdated(push) carrying the same task/status/message"
     );
-    println!(
+    report!(
         "  when received, after update(), and after the next terminal.draw() on a 200x50 TestBackend."
     );
-    println!("  {}", machine_line());
+    report!("  {}", machine_line());
     Ok(())
 }
 
@@ -245,29 +243,29 @@ pub async fn idle(tasks: usize, secs: Duration, url: Option<String>) -> anyhow::
     } else {
         "dashboard + engine"
     };
-    println!(
+    report!(
         "idle: {board} live tasks waiting for input (push on), nothing changing, {:.0} s",
         wall.as_secs_f64()
     );
-    println!(
+    report!(
         "  CPU {:.3} s = {:.2} % of one core ({who})",
         cpu.as_secs_f64(),
         100.0 * cpu.as_secs_f64() / wall.as_secs_f64()
     );
-    println!(
+    report!(
         "  frames drawn {} ({:.2}/s), loop messages {}, server requests {}",
         f1 - f0,
         (f1 - f0) as f64 / wall.as_secs_f64(),
         m1 - m0,
         q1.saturating_sub(q0)
     );
-    println!(
+    report!(
         "  method: /proc/self/stat utime+stime over the window (10 ms ticks), after the tasks settled;"
     );
-    println!(
+    report!(
         "  frames counted by the loop's probe after each terminal.draw() on a 200x50 TestBackend."
     );
-    println!("  {}", machine_line());
+    report!("  {}", machine_line());
     Ok(())
 }
 
@@ -365,23 +363,23 @@ pub async fn startup(tasks: usize, db: Option<PathBuf>) -> anyhow::Result<()> {
     let _ = tokio::time::timeout(Duration::from_secs(3), join).await;
     server.shutdown().await;
     let since = |t: Option<Instant>| t.map_or(f64::NAN, |t| ms(t - t0));
-    println!("start-up: {tasks} finished tasks in the ledger, dashboard resumes them (history on)");
-    println!(
+    report!("start-up: {tasks} finished tasks in the ledger, dashboard resumes them (history on)");
+    report!(
         "  first frame {:.1} ms, first frame showing all {tasks} tasks {:.1} ms",
         since(first),
         since(full)
     );
-    println!(
+    report!(
         "  RSS {:.1} MB after loading (peak {:.1} MB; {:.1} MB before opening the ledger)",
         rss as f64 / 1024.0,
         peak as f64 / 1024.0,
         rss_before as f64 / 1024.0
     );
-    println!("  method: clock from opening the ledger (as the CLI does) through engine resume and");
-    println!("  the real loop to the first terminal.draw() whose state holds every task (200x50");
-    println!("  TestBackend); RSS and peak from /proc/self/status 2 s later. Process start and");
-    println!("  runtime set-up are not included; the ledger was filled by a separate process.");
-    println!("  {}", machine_line());
+    report!("  method: clock from opening the ledger (as the CLI does) through engine resume and");
+    report!("  the real loop to the first terminal.draw() whose state holds every task (200x50");
+    report!("  TestBackend); RSS and peak from /proc/self/status 2 s later. Process start and");
+    report!("  runtime set-up are not included; the ledger was filled by a separate process.");
+    report!("  {}", machine_line());
     Ok(())
 }
 
@@ -454,22 +452,22 @@ pub async fn politeness(tasks: usize, secs: Duration, poll_ms: u64) -> anyhow::R
     gaps.sort_by(f64::total_cmp);
     rates.sort_by(f64::total_cmp);
     let below = gaps.iter().filter(|g| **g < poll_ms as f64).count();
-    println!(
+    report!(
         "politeness: {tasks} import_rows tasks for {} s, pollIntervalMs {poll_ms}",
         secs.as_secs()
     );
-    println!(
+    report!(
         "  push off: tasks/get {} for {} tasks",
         gaps.len() + per_task.len(),
         per_task.len()
     );
-    println!(
+    report!(
         "    per-task rate max {:.3}/s, median {:.3}/s (ceiling 1/pollIntervalMs = {:.3}/s)",
         rates.last().copied().unwrap_or(f64::NAN),
         quantile(&rates, 0.5),
         1000.0 / poll_ms as f64
     );
-    println!(
+    report!(
         "    gap between gets of one task: min {:.0} ms, median {:.0} ms; gaps under pollIntervalMs: {below}",
         gaps.first().copied().unwrap_or(f64::NAN),
         quantile(&gaps, 0.5)
@@ -486,14 +484,14 @@ pub async fn politeness(tasks: usize, secs: Duration, poll_ms: u64) -> anyhow::R
     let per_task = gets(&on);
     let total: usize = per_task.iter().map(Vec::len).sum();
     let max = per_task.iter().map(Vec::len).max().unwrap_or(0);
-    println!(
+    report!(
         "  push on: tasks/get {total} for {} tasks (max {max} per task) in {} s, notifications {}, listens opened {}",
         per_task.len(),
         secs.as_secs(),
         on["notificationsSent"],
         on["listensOpened"]
     );
-    println!("  method: the demo server's own per-task tasks/get timestamps (GET /stats, ms).");
-    println!("  {}", machine_line());
+    report!("  method: the demo server's own per-task tasks/get timestamps (GET /stats, ms).");
+    report!("  {}", machine_line());
     Ok(())
 }
