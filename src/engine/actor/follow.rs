@@ -182,23 +182,25 @@ impl ServerActor {
         if mirrored.is_empty() || self.ledger.is_none() {
             return;
         }
-        let (server, owner) = (self.id(), self.owner.clone());
         // Read first: a write only when a lease is really free, so mirrors of one task in
         // several processes do not wake each other up.
-        let free = self
-            .ledger(move |l| {
-                let taken = l.followed_by_others(&server, &mirrored, &owner)?;
-                Ok(mirrored
-                    .into_iter()
-                    .filter(|id| !taken.contains(id))
-                    .collect::<Vec<_>>())
-            })
-            .await
-            .unwrap_or_default();
+        let (_, free) = self.by_follower(mirrored).await;
         if !free.is_empty() {
             tracing::debug!(server = %self.spec.id, n = free.len(), "taking over tasks whose follower is gone");
             self.claim(free).await;
         }
+    }
+
+    /// `ids` split into those another live process follows now and the rest (both empty
+    /// when the ledger cannot say).
+    async fn by_follower(&self, ids: Vec<TaskId>) -> (Vec<TaskId>, Vec<TaskId>) {
+        let (server, owner) = (self.id(), self.owner.clone());
+        self.ledger(move |l| {
+            let taken = l.followed_by_others(&server, &ids, &owner)?;
+            Ok(ids.into_iter().partition(|id| taken.contains(id)))
+        })
+        .await
+        .unwrap_or_default()
     }
 
     /// Owned tasks whose lease another live process holds now (ours lapsed while this
@@ -208,17 +210,7 @@ impl ServerActor {
         if owned.is_empty() || self.ledger.is_none() {
             return;
         }
-        let (server, owner) = (self.id(), self.owner.clone());
-        let lost = self
-            .ledger(move |l| {
-                let taken = l.followed_by_others(&server, &owned, &owner)?;
-                Ok(owned
-                    .into_iter()
-                    .filter(|id| taken.contains(id))
-                    .collect::<Vec<_>>())
-            })
-            .await
-            .unwrap_or_default();
+        let (lost, _) = self.by_follower(owned).await;
         if lost.is_empty() {
             return;
         }
