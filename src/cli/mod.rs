@@ -7,10 +7,12 @@ mod answer_check;
 mod args;
 mod auth;
 mod conformance;
+mod dashboard;
 mod extras;
 mod follow;
 mod history;
 mod intent;
+mod logging;
 mod oneshot;
 mod output;
 mod proxy;
@@ -222,68 +224,11 @@ impl Context {
     }
 }
 
-/// Log to a file only (never to the terminal the dashboard owns). The file is created
-/// `0600`, its missing directories `0700`; the default data dir (shared with the ledger)
-/// is made private even when an older version created it `0755`.
-fn init_logging(global: &GlobalArgs) -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    let data_dir =
-        directories::ProjectDirs::from("", "", "taskrail").map(|d| d.data_dir().to_path_buf());
-    let path = match &global.log_file {
-        Some(p) => p.clone(),
-        None => data_dir.as_ref()?.join("taskrail.log"),
-    };
-    let dir = path.parent()?;
-    let file = open_private(dir, &path, data_dir.as_deref() == Some(dir)).ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
-    let mut filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
-        .unwrap_or_else(|_| "info".into());
-    // its debug lines carry the authorization URL (with the sign-in's state)
-    if let Ok(d) = "webbrowser=info".parse() {
-        filter = filter.add_directive(d);
-    }
-    tracing_subscriber::fmt()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .try_init()
-        .ok()?;
-    Some(guard)
-}
-
-/// Create `dir` (missing parts `0700`) and open `path` in it for appending, `0600`.
-/// `own_dir`: the directory is taskrail's own, so it is made `0700` if it exists.
-fn open_private(
-    dir: &std::path::Path,
-    path: &std::path::Path,
-    own_dir: bool,
-) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-    if !dir.as_os_str().is_empty() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        if own_dir {
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-        }
-    }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
-    // An existing log may predate this rule; a device or pipe is left alone.
-    if file.metadata()?.is_file() {
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
-    }
-    Ok(file)
-}
-
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     crate::mcp::http::install_crypto_provider();
     let cli = Cli::from_args();
-    let _guard = init_logging(&cli.global);
+    let _guard = logging::init_logging(&cli.global);
     let runtime = match runtime_for(cli.command.as_ref()) {
         Ok(r) => r,
         Err(e) => {
@@ -364,7 +309,7 @@ async fn run(cli: Cli) -> u8 {
             Ok(()) => exit::COMPLETED,
             Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
         },
-        Some(Command::Demo) => board(&ctx, true).await,
+        Some(Command::Demo) => dashboard::board(&ctx, true).await,
         Some(Command::Bench(args)) => crate::bench::run(args).await,
         Some(Command::Conformance {
             server_url,
@@ -374,7 +319,7 @@ async fn run(cli: Cli) -> u8 {
             proxy::run(&ctx, &server, listen.as_deref()).await
         }
         None => {
-            board(
+            dashboard::board(
                 &ctx,
                 ctx.servers.is_empty() && ctx.config.servers.is_empty(),
             )
@@ -523,156 +468,4 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
 async fn stop_engine(engine: crate::engine::EngineHandle, join: tokio::task::JoinHandle<()>) {
     engine.send(EngineCommand::Shutdown).await;
     let _ = tokio::time::timeout(Duration::from_secs(3), join).await;
-}
-
-/// The dashboard on the given servers, or on the embedded demo server with a few demo tasks.
-async fn board(ctx: &Context, demo: bool) -> u8 {
-    let ledger = match ctx.ledger().await {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    let mut demo_server = None;
-    let mut shown = extras::DashboardServers::default();
-    if demo {
-        match crate::demo::DemoServer::start(crate::demo::DemoOptions::default()).await {
-            Ok(server) => {
-                let endpoint = Endpoint::Http {
-                    url: server.url.clone(),
-                };
-                let options = match ctx.connect_options() {
-                    Ok(o) => o,
-                    Err(code) => return code,
-                };
-                // A stable name: the demo server's port changes on every start.
-                let id = ServerId::named("demo");
-                shown.shown.push(id.clone());
-                shown.specs.push(ServerSpec {
-                    id,
-                    ..ServerSpec::new(endpoint, options)
-                });
-                demo_server = Some(server);
-            }
-            Err(e) => {
-                return fail(
-                    &format!("cannot start the demo server: {e:#}"),
-                    exit::CONNECTION,
-                );
-            }
-        }
-    } else {
-        match extras::dashboard_specs(ctx) {
-            Ok(s) => shown = s,
-            Err(code) => return code,
-        }
-    }
-    let extras::DashboardServers {
-        specs,
-        shown: servers,
-        disabled,
-    } = shown;
-    let config = EngineConfig {
-        resume: true,
-        history: true,
-        adopt: true,
-        resolve: Some(ctx.resolver()),
-        ..ctx.engine_config()
-    };
-    let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);
-    if demo {
-        start_demo_tasks(&engine, &servers[0]).await;
-    }
-    let dashboard = crate::app::DashboardContext {
-        servers,
-        disabled,
-        commands: engine.sender(),
-        events,
-        timeline: Arc::new(LedgerTimeline(ledger)),
-        read_only: ctx.read_only,
-        settings: extras::dashboard_settings(&ctx.config),
-    };
-    let result = crate::app::run_dashboard(dashboard).await;
-    stop_engine(engine, join).await;
-    if let Some(s) = demo_server {
-        s.shutdown().await;
-    }
-    match result {
-        Ok(()) => exit::COMPLETED,
-        Err(e) => fail(&format!("dashboard: {e:#}"), exit::CONNECTION),
-    }
-}
-
-/// A newcomer's first screen: a few tasks that show progress, input and a tool error.
-async fn start_demo_tasks(engine: &crate::engine::EngineHandle, server: &ServerId) {
-    let calls = [
-        ("render_report", serde_json::json!({ "pages": 40 })),
-        ("import_rows", serde_json::json!({ "count": 50000 })),
-        (
-            "deploy",
-            serde_json::json!({ "service": "billing", "env": "staging" }),
-        ),
-        ("lint", serde_json::json!({ "repo": "taskrail" })),
-    ];
-    for (i, (tool, arguments)) in calls.into_iter().enumerate() {
-        // Call ids far from the dashboard's own counter.
-        let call_id = 1_000_000 + i as u64;
-        engine
-            .send(EngineCommand::CallTool {
-                server: server.clone(),
-                call_id,
-                tool: tool.into(),
-                arguments,
-                parent_task: None,
-            })
-            .await;
-    }
-}
-
-/// The dashboard's timeline view, read from the ledger.
-struct LedgerTimeline(LedgerHandle);
-
-impl crate::app::TimelineSource for LedgerTimeline {
-    fn timeline(
-        &self,
-        server: &ServerId,
-        task_id: &TaskId,
-    ) -> futures::future::BoxFuture<'static, anyhow::Result<Vec<crate::state::TimelineEntry>>> {
-        let ledger = self.0.clone();
-        let (server, id) = (server.clone(), task_id.clone());
-        Box::pin(async move {
-            let events = ledger.call(move |l| l.timeline(&server, &id)).await?;
-            Ok(events
-                .into_iter()
-                .map(|e| crate::state::TimelineEntry {
-                    at: e.at,
-                    kind: e.kind.as_str().to_string(),
-                    latency_ms: e.latency_ms,
-                    detail: if e.detail.as_object().is_some_and(|o| o.is_empty()) {
-                        String::new()
-                    } else {
-                        e.detail.to_string()
-                    },
-                })
-                .collect())
-        })
-    }
-
-    fn export(
-        &self,
-        server: &ServerId,
-        task_id: &TaskId,
-    ) -> futures::future::BoxFuture<'static, anyhow::Result<String>> {
-        let ledger = self.0.clone();
-        let (server, id) = (server.clone(), task_id.clone());
-        Box::pin(async move {
-            ledger
-                .call(move |l| {
-                    let rec = l
-                        .get(&server, &id)?
-                        .ok_or_else(|| anyhow::anyhow!("the task is not in the ledger"))?;
-                    let events = l.timeline(&server, &id)?;
-                    Ok(crate::ledger::export::timeline_jsonl(&rec, &events))
-                })
-                .await
-        })
-    }
 }
