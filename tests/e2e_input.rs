@@ -272,7 +272,10 @@ fn roots_come_from_the_config_and_the_roots_view_shows_them_sent() {
         row_has(s, &id, "completed")
     });
     tmux.keys(&["o"]);
-    let screen = tmux.wait("the roots view", |s| s.contains("Roots of demo"));
+    // every part of the view: a capture can land between two writes of one frame
+    let screen = tmux.wait("the roots view", |s| {
+        s.contains("Roots of demo") && s.contains("file:///srv/data") && s.contains("root(s)")
+    });
     assert!(
         screen.contains("file:///work/repo") && screen.contains("file:///srv/data"),
         "{screen}"

@@ -583,7 +583,10 @@ fn everything_trigger_sampling_request_is_answered_by_typing() {
         "trigger-sampling-request",
         args,
         |t| {
-            let screen = t.wait("the sampling view", |s| s.contains("capital of France?"));
+            // down to its key line: a capture can land between two writes of one frame
+            let screen = t.wait("the sampling view", |s| {
+                s.contains("capital of France?") && s.contains(" send ")
+            });
             assert!(
                 screen.contains("You are a helpful test server."),
                 "{screen}"
