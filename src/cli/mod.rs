@@ -238,7 +238,16 @@ pub fn main() -> ExitCode {
             ));
         }
     };
-    let code = runtime.block_on(run(cli));
+    // Run as a spawned task, not as `block_on`'s own future: on a current-thread runtime
+    // waking that future goes through the I/O driver (an eventfd write and one more
+    // epoll turn per event), while waking a task is a local queue push.
+    let code = runtime.block_on(async {
+        match tokio::spawn(run(cli)).await {
+            Ok(code) => code,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => exit::CONNECTION,
+        }
+    });
     runtime.shutdown_timeout(Duration::from_millis(500));
     ExitCode::from(code)
 }

@@ -5,18 +5,52 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::ids::TaskId;
 
-#[derive(Default)]
+/// Wake-ups fall on this grid: the tasks due within one step go out together, so a
+/// poll costs a share of one wake-up instead of one each (it only ever delays a poll).
+pub const GRID: Duration = Duration::from_millis(50);
+
 pub struct Schedule {
     heap: BinaryHeap<Reverse<(Instant, u64, TaskId)>>,
     current: HashMap<TaskId, u64>,
     next_gen: u64,
+    /// Origin of the wake-up grid.
+    epoch: Instant,
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Self::starting_at(Instant::now())
+    }
 }
 
 impl Schedule {
+    /// An empty schedule whose wake-up grid starts at `epoch`.
+    pub fn starting_at(epoch: Instant) -> Self {
+        Self {
+            heap: BinaryHeap::new(),
+            current: HashMap::new(),
+            next_gen: 0,
+            epoch,
+        }
+    }
+
+    /// When to wake for the next due task: its due time rounded up to the grid.
+    pub fn next_wake(&mut self) -> Option<Instant> {
+        let due = self.next_due()?;
+        let Some(since) = due.checked_duration_since(self.epoch) else {
+            return Some(due);
+        };
+        let step = GRID.as_nanos();
+        let steps = since.as_nanos().div_ceil(step);
+        let up = u64::try_from(steps * step).unwrap_or(u64::MAX);
+        Some(self.epoch + Duration::from_nanos(up))
+    }
+
     /// Schedule `task_id` at `due`, replacing any earlier schedule for it.
     pub fn set(&mut self, task_id: &TaskId, due: Instant) {
         self.next_gen += 1;
@@ -113,5 +147,25 @@ mod tests {
         s.set_if_earlier(&TaskId::new("a"), t0);
         assert_eq!(s.next_due(), Some(t0));
         assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn wake_ups_fall_on_the_grid_and_never_before_a_due_time() {
+        let t0 = Instant::now();
+        let mut s = Schedule::starting_at(t0);
+        assert_eq!(s.next_wake(), None);
+        s.set(&TaskId::new("a"), t0 + Duration::from_millis(1_010));
+        s.set(&TaskId::new("b"), t0 + Duration::from_millis(1_030));
+        s.set(&TaskId::new("c"), t0 + Duration::from_millis(1_070));
+        // One wake-up at 1,050 ms takes both tasks due before it, none after.
+        let wake = s.next_wake().unwrap();
+        assert_eq!(wake, t0 + Duration::from_millis(1_050));
+        assert_eq!(s.pop_due(wake).as_ref().map(TaskId::as_str), Some("a"));
+        assert_eq!(s.pop_due(wake).as_ref().map(TaskId::as_str), Some("b"));
+        assert_eq!(s.pop_due(wake), None);
+        assert_eq!(s.next_wake(), Some(t0 + Duration::from_millis(1_100)));
+        // A due time on the grid is kept as it is.
+        s.set(&TaskId::new("d"), t0 + Duration::from_millis(500));
+        assert_eq!(s.next_wake(), Some(t0 + Duration::from_millis(500)));
     }
 }

@@ -60,8 +60,9 @@ pub struct Ingest {
     pub reused_keys: Vec<String>,
     /// The terminal snapshot gained its payload (result or error).
     pub payload: bool,
-    /// A snapshot after the terminal one: the status first seen terminal.
-    pub after_terminal: Option<crate::mcp::TaskStatus>,
+    /// A snapshot after the terminal one: the status first seen terminal, and the
+    /// snapshot (not kept).
+    pub after_terminal: Option<(crate::mcp::TaskStatus, Box<Task>)>,
 }
 
 impl TrackedTask {
@@ -80,7 +81,10 @@ impl TrackedTask {
                 return out;
             }
             Verdict::AfterTerminal => {
-                out.after_terminal = self.last.as_ref().map(|l| l.status.clone());
+                out.after_terminal = self
+                    .last
+                    .as_ref()
+                    .map(|l| (l.status.clone(), Box::new(task)));
                 return out;
             }
             Verdict::Accept | Verdict::Stale => return out,

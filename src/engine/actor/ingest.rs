@@ -19,9 +19,9 @@ impl ServerActor {
             return;
         };
         let pushed = tr.pushed;
-        let r = tr.ingest(task.clone(), observed);
-        if let Some(first) = &r.after_terminal {
-            let finding = self.conformance.after_terminal(first, &task, source);
+        let mut r = tr.ingest(task, observed);
+        if let Some((first, later)) = r.after_terminal.take() {
+            let finding = self.conformance.after_terminal(&first, &later, source);
             self.hints(finding).await;
             return;
         }
@@ -31,17 +31,15 @@ impl ServerActor {
         if !r.applied {
             return;
         }
+        // What the tracker kept (a payload that came early is merged in).
+        let Some(task) = self.tasks.get(&task_id).and_then(|t| t.last.clone()) else {
+            return;
+        };
         let findings =
             self.conformance
                 .snapshot(&task, source, pushed, r.changed, chrono::Utc::now());
         self.hints(findings).await;
         let era = self.client_for(&task_id).map(|c| c.era());
-        // What the tracker kept (a payload that came early is merged in).
-        let task = self
-            .tasks
-            .get(&task_id)
-            .and_then(|t| t.last.clone())
-            .unwrap_or(task);
         if !r.changed && source == UpdateSource::Poll {
             // Nothing to write; the count says how often we asked.
             if let Some(t) = self.tasks.get_mut(&task_id) {
@@ -65,7 +63,11 @@ impl ServerActor {
                     .await;
             }
         }
-        let ev = self.updated(task.clone(), source, latency_ms);
+        let status = task.status.clone();
+        let needs_payload = matches!(status, TaskStatus::Completed | TaskStatus::Failed)
+            && task.result.is_none()
+            && task.error.is_none();
+        let ev = self.updated(task, source, latency_ms);
         self.emit(ev).await;
         // The ledger records `input_requested` with the snapshot itself.
         let new_inputs = self.answer_without_person(&task_id, r.new_inputs).await;
@@ -103,9 +105,6 @@ impl ServerActor {
         if r.became_terminal {
             self.schedule.remove(&task_id);
             self.update_listen_ids();
-            let needs_payload = matches!(task.status, TaskStatus::Completed | TaskStatus::Failed)
-                && task.result.is_none()
-                && task.error.is_none();
             if needs_payload {
                 match era {
                     Some(Era::Legacy) => self.fetch_result(&task_id),
@@ -116,7 +115,7 @@ impl ServerActor {
             } else {
                 self.release(&task_id);
             }
-        } else if era == Some(Era::Legacy) && task.status == TaskStatus::InputRequired {
+        } else if era == Some(Era::Legacy) && status == TaskStatus::InputRequired {
             // Legacy servers deliver the input request on the stream of a `tasks/result` call.
             self.fetch_result(&task_id);
         }

@@ -293,7 +293,7 @@ impl ServerActor {
         loop {
             let due = self
                 .schedule
-                .next_due()
+                .next_wake()
                 .map(|d| self.backoff_until.map_or(d, |b| d.max(b)));
             tokio::select! {
                 msg = inbox.recv() => match msg {

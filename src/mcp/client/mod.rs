@@ -58,6 +58,8 @@ pub struct McpClient {
     me: std::sync::OnceLock<Weak<McpClient>>,
     /// Legacy: whether the session's GET stream is up (`None`: none was opened).
     session_stream: tokio::sync::watch::Sender<Option<bool>>,
+    /// [`McpClient::modern_meta`], built on first use.
+    meta: std::sync::OnceLock<Map<String, Value>>,
 }
 
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
@@ -220,6 +222,7 @@ impl McpClient {
             calls: Mutex::new(HashMap::new()),
             me: std::sync::OnceLock::new(),
             session_stream: tokio::sync::watch::channel(None).0,
+            meta: std::sync::OnceLock::new(),
         });
         let weak: Weak<McpClient> = Arc::downgrade(&client);
         let _ = client.me.set(weak.clone());
@@ -249,8 +252,14 @@ impl McpClient {
             .expect("info is set by connect before the client is handed out")
     }
 
+    /// The connected era (read in place: it is asked on every request).
     pub fn era(&self) -> Era {
-        self.info().era
+        self.info
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .expect("info is set by connect before the client is handed out")
+            .era
     }
 
     fn id(&self) -> RequestId {
@@ -259,12 +268,20 @@ impl McpClient {
 
     /// The modern per-request `_meta` block: the tasks extension, and the input kinds
     /// answered for this server (`ConnectOptions::input`).
-    pub fn modern_meta(&self) -> Value {
-        json!({
+    pub fn modern_meta(&self) -> &Map<String, Value> {
+        self.meta.get_or_init(|| self.build_meta())
+    }
+
+    fn build_meta(&self) -> Map<String, Value> {
+        let meta = json!({
             "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
             "io.modelcontextprotocol/clientInfo": { "name": self.opts.client_name, "version": self.opts.client_version },
             "io.modelcontextprotocol/clientCapabilities": self.opts.input.modern()
-        })
+        });
+        match meta {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
     }
 
     fn with_meta(&self, params: Value, era: Era) -> Value {
@@ -274,9 +291,11 @@ impl McpClient {
         };
         if era == Era::Modern {
             let meta = params.entry("_meta").or_insert_with(|| json!({}));
-            if let (Some(meta), Value::Object(base)) = (meta.as_object_mut(), self.modern_meta()) {
-                for (k, v) in base {
-                    meta.entry(k).or_insert(v);
+            if let Some(meta) = meta.as_object_mut() {
+                for (k, v) in self.modern_meta() {
+                    if !meta.contains_key(k) {
+                        meta.insert(k.clone(), v.clone());
+                    }
                 }
             }
         }
