@@ -7,7 +7,10 @@
 #
 #   benches/scripts/side_by_side.sh [N=1000] [POLL_MS=2000]
 # ONLY_TASKRAIL=1 skips the FastMCP round (the scaling table: CPU per tasks/get and RSS
-# at N followed tasks; tasks/get counted from the watch's own ledger timeline).
+# at N followed tasks; tasks/get counted from the watch's own ledger timeline). Between
+# the rounds, `taskrail bench client-floor` follows another N tasks with the protocol
+# client alone (no engine, ledger or output): the floor for CPU per tasks/get
+# (NO_FLOOR=1 skips it).
 # Needs: cargo build --release, bash tests/interop/setup.sh (the .peers venv).
 set -euo pipefail
 n="${1:-1000}"
@@ -41,6 +44,13 @@ mapfile -t ids <"$out/taskrail.ids"
 /usr/bin/time -f '%U %S %M %e' -o "$out/taskrail.time" \
   "$bin" --db "$out/ledger.db" --log-file "$out/taskrail.log" watch --server "$url" --json -- "${ids[@]}" \
   2>"$out/taskrail.err" | python3 "$here/fastmcp_tasks_client.py" stamp --out "$out/taskrail.detected" || true
+
+if [[ -z "${NO_FLOOR:-}" ]]; then
+  echo "floor: the protocol client alone (taskrail bench client-floor)"
+  "$py" "$here/fastmcp_tasks_client.py" create "$url" "$n" --base "$base" --spread "$spread" --out "$out/floor.ids"
+  mapfile -t floor_ids <"$out/floor.ids"
+  "$bin" bench client-floor --url "$url" -- "${floor_ids[@]}" | sed -n 1,2p || true
+fi
 
 if [[ -z "${ONLY_TASKRAIL:-}" ]]; then
   echo "round 2: FastMCP client"

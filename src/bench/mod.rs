@@ -14,6 +14,7 @@ macro_rules! report {
 }
 
 pub mod fixtures;
+mod floor;
 mod harness;
 mod proxy;
 mod scenarios;
@@ -88,6 +89,19 @@ pub enum Scenario {
         #[arg(long)]
         url: Option<String>,
     },
+    /// The protocol client alone polling tasks as `watch` does (no engine, ledger or
+    /// output): the floor of CPU per `tasks/get`.
+    ClientFloor {
+        /// The server the tasks are on.
+        #[arg(long)]
+        url: String,
+        /// Stop after this many seconds even if tasks are still running.
+        #[arg(long, default_value_t = 300)]
+        secs: u64,
+        /// Task ids to follow.
+        #[arg(required = true, allow_hyphen_values = true)]
+        ids: Vec<String>,
+    },
     /// Politeness: `tasks/get` per task per second against `pollIntervalMs`, push off and on.
     Politeness {
         #[arg(long, default_value_t = 100)]
@@ -116,6 +130,19 @@ pub async fn run(args: BenchArgs) -> u8 {
         } => scenarios::politeness(tasks, Duration::from_secs(secs), poll_interval).await,
         Scenario::ProxyLatency { calls, url } => proxy::latency(calls, url).await,
         Scenario::ProxyLoad { tasks, pages, url } => proxy::load(tasks, pages, url).await,
+        Scenario::ClientFloor { url, secs, ids } => {
+            // On a runtime of its own, single-threaded like a CLI command's.
+            let limit = Duration::from_secs(secs);
+            tokio::task::spawn_blocking(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?
+                    .block_on(floor::client_floor(url, ids, limit))
+            })
+            .await
+            .map_err(anyhow::Error::from)
+            .and_then(|r| r)
+        }
     };
     match result {
         Ok(()) => 0,

@@ -3,6 +3,9 @@
 
 use super::GlobalArgs;
 
+/// Log lines queued for the writer thread at most.
+const LOG_QUEUE_LINES: usize = 4_096;
+
 /// Log to a file only (never to the terminal the dashboard owns). The file is created
 /// `0600`, its missing directories `0700`; the default data dir (shared with the ledger)
 /// is made private even when an older version created it `0755`.
@@ -17,7 +20,13 @@ pub(super) fn init_logging(
     };
     let dir = path.parent()?;
     let file = open_private(dir, &path, data_dir.as_deref() == Some(dir)).ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // The default queue holds 128,000 lines, allocated up front (4 MB of every process's
+    // memory); a log written at info level needs far fewer. Lines beyond it are dropped
+    // (and counted by tracing-appender) rather than blocking a server's actor.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(file);
     let mut filter = tracing_subscriber::EnvFilter::try_from_env("TASKRAIL_LOG_LEVEL")
         .unwrap_or_else(|_| "info".into());
     // its debug lines carry the authorization URL (with the sign-in's state)
