@@ -13,7 +13,7 @@ use tui_input::{Input, InputRequest};
 use super::keymap::Action;
 use super::keys::Key;
 use super::task::TaskRow;
-use super::{State, TaskKey, line_edit};
+use super::{Rows, State, TaskKey, line_edit};
 use crate::engine::ServerId;
 use crate::mcp::TaskStatus;
 
@@ -286,7 +286,7 @@ impl Board {
     /// Bring `view` and the counts up to date, keeping the selected task and its screen
     /// row: after a settings change from every row, else by re-placing the changed rows
     /// only (a frame after one change costs a search, not a sort of every row).
-    pub fn ensure_view(&mut self, rows: &HashMap<TaskKey, TaskRow>) {
+    pub fn ensure_view(&mut self, rows: &Rows) {
         if !self.dirty && self.touched.is_empty() {
             return;
         }
@@ -364,7 +364,7 @@ impl Board {
         }
     }
 
-    fn rebuild(&mut self, rows: &HashMap<TaskKey, TaskRow>) {
+    fn rebuild(&mut self, rows: &Rows) {
         self.dirty = false;
         self.touched.clear();
         self.placed.clear();
@@ -387,7 +387,7 @@ impl Board {
     /// Re-place the touched rows: recount them, take those that moved out of `view` and
     /// merge them back in at their new places. A row still between its untouched
     /// neighbours stays where it is.
-    fn replace_touched(&mut self, rows: &HashMap<TaskKey, TaskRow>) {
+    fn replace_touched(&mut self, rows: &Rows) {
         let touched = std::mem::take(&mut self.touched);
         let mut incoming: Vec<&TaskRow> = Vec::new();
         let mut leaving: Vec<usize> = Vec::new();
@@ -398,7 +398,7 @@ impl Board {
             self.count(&key.server, old, -1);
             self.count(&key.server, new, 1);
             self.placed.insert(key.clone(), new);
-            let row = rows.get(key).filter(|_| new & IN_VIEW != 0);
+            let row = rows.get(key).map(|r| &**r).filter(|_| new & IN_VIEW != 0);
             if old & IN_VIEW == 0 {
                 incoming.extend(row);
             } else if touched.len() > FEW {
@@ -426,13 +426,7 @@ impl Board {
     }
 
     /// Whether the row at `i` of `view` is still in order between untouched neighbours.
-    fn stays(
-        &self,
-        i: usize,
-        row: &TaskRow,
-        rows: &HashMap<TaskKey, TaskRow>,
-        touched: &HashSet<TaskKey>,
-    ) -> bool {
+    fn stays(&self, i: usize, row: &TaskRow, rows: &Rows, touched: &HashSet<TaskKey>) -> bool {
         let fits = |j: Option<usize>, want: Ordering| {
             let Some(k) = j.and_then(|j| self.view.get(j)) else {
                 return true;
@@ -443,7 +437,7 @@ impl Board {
     }
 
     /// Merge `incoming` (not in `view`) into the sorted `view`.
-    fn merge(&mut self, mut incoming: Vec<&TaskRow>, rows: &HashMap<TaskKey, TaskRow>) {
+    fn merge(&mut self, mut incoming: Vec<&TaskRow>, rows: &Rows) {
         if incoming.is_empty() {
             return;
         }

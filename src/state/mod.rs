@@ -150,11 +150,15 @@ pub enum Effect {
     Quit,
 }
 
+/// Every task's row. Boxed: a table of many thousands of rows stays small (and cheap to
+/// grow), the rows themselves allocated once.
+pub type Rows = HashMap<TaskKey, Box<TaskRow>>;
+
 /// The whole dashboard state.
 #[derive(Debug)]
 pub struct State {
     pub servers: Vec<ServerState>,
-    pub tasks: HashMap<TaskKey, TaskRow>,
+    pub tasks: Rows,
     pub board: Board,
     pub modals: Vec<Modal>,
     pub notices: Vec<Notice>,
@@ -212,7 +216,11 @@ impl State {
     }
 
     pub fn selected_row(&self) -> Option<&TaskRow> {
-        self.board.selected.as_ref().and_then(|k| self.tasks.get(k))
+        self.board
+            .selected
+            .as_ref()
+            .and_then(|k| self.tasks.get(k))
+            .map(|r| &**r)
     }
 
     /// The task an action applies to: the open detail view's, else the selected row's.

@@ -111,7 +111,7 @@ impl ServerActor {
         })
         .await;
         let session = tr.session;
-        self.tasks.insert(task_id.clone(), tr);
+        self.tasks.insert(task_id.clone(), Box::new(tr));
         if follow {
             if let Some(s) = session {
                 self.join_session(s).await;
@@ -243,7 +243,7 @@ impl ServerActor {
                     owned: true,
                     ..Default::default()
                 };
-                self.tasks.insert(task_id.clone(), tr);
+                self.tasks.insert(task_id.clone(), Box::new(tr));
                 self.schedule.set(&task_id, Instant::now());
             }
         }

@@ -116,7 +116,8 @@ pub(super) struct ServerActor {
     lost_sessions: HashSet<i64>,
     /// A task was created in the home session: never end it (a DELETE may cancel them).
     created_in_session: bool,
-    tasks: HashMap<TaskId, TrackedTask>,
+    /// Boxed: a table of thousands of finished tasks stays small (and cheap to grow).
+    tasks: HashMap<TaskId, Box<TrackedTask>>,
     schedule: Schedule,
     seq: u64,
     in_flight: usize,
@@ -272,7 +273,7 @@ impl ServerActor {
         let pending = self
             .tasks
             .get(&task.task_id)
-            .map(TrackedTask::pending_keys)
+            .map(|t| t.pending_keys())
             .unwrap_or_default();
         EngineEvent::TaskUpdated {
             server: self.id(),
