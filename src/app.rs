@@ -199,15 +199,23 @@ const FRAME: Duration = Duration::from_millis(16);
 /// waits this long for the burst's next message, so it lands in one frame.
 const SETTLE: Duration = Duration::from_millis(2);
 
-/// When the next frame may be drawn. The first change after a quiet `FRAME` is drawn at
-/// once (whatever already waited in the channel was folded in first); later changes of a
-/// burst wait for `FRAME` after the last frame and for messages to pause for `SETTLE`
-/// (or for a whole `FRAME`).
-fn draw_at(last_draw: Instant, dirty_since: Instant, last_msg: Instant) -> Instant {
-    if dirty_since >= last_draw + FRAME {
+/// The least time between two frames after one that took `cost` to build and draw:
+/// `FRAME`, or four times the cost when frames are dear (a board of 100,000 rows filling
+/// up), so drawing takes at most a fifth of the loop and the rest folds messages in.
+fn frame_gap(cost: Duration) -> Duration {
+    FRAME.max(cost * 4)
+}
+
+/// When the next frame may be drawn, `gap` (see [`frame_gap`]) being the least time
+/// between frames. The first change after a quiet `gap` is drawn at once (whatever
+/// already waited in the channel was folded in first); later changes of a burst wait for
+/// `gap` after the last frame and for messages to pause for `SETTLE` (or for a whole
+/// `gap`).
+fn draw_at(last_draw: Instant, gap: Duration, dirty_since: Instant, last_msg: Instant) -> Instant {
+    if dirty_since >= last_draw + gap {
         return dirty_since;
     }
-    (last_draw + FRAME).max((last_msg + SETTLE).min(dirty_since + FRAME))
+    (last_draw + gap).max((last_msg + SETTLE).min(dirty_since + gap))
 }
 
 /// Engine events folded in at most before the loop looks at input and the screen again.
@@ -351,6 +359,7 @@ where
     let mut size = terminal.size()?;
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
+    let mut gap = FRAME;
     let first = viewport(&state, size.width, size.height);
     update(&mut state, first, chrono::Utc::now());
 
@@ -366,7 +375,8 @@ where
             Msg::Engine(ev)
         } else {
             drained = 0;
-            if dirty && Instant::now() >= draw_at(last_draw, dirty_since, last_msg) {
+            if dirty && Instant::now() >= draw_at(last_draw, gap, dirty_since, last_msg) {
+                let started = Instant::now();
                 state.ensure_view();
                 let now = chrono::Utc::now();
                 terminal.draw(|f| {
@@ -379,9 +389,10 @@ where
                         f.area(),
                     )
                 })?;
+                last_draw = Instant::now();
+                gap = frame_gap(last_draw - started);
                 probe.drawn(&state);
                 dirty = false;
-                last_draw = Instant::now();
             }
             tokio::select! {
                 ev = input.next() => match ev {
@@ -433,7 +444,7 @@ where
                     }
                 },
                 _ = tick.tick() => Msg::Tick,
-                _ = tokio::time::sleep_until(draw_at(last_draw, dirty_since, last_msg)), if dirty => continue,
+                _ = tokio::time::sleep_until(draw_at(last_draw, gap, dirty_since, last_msg)), if dirty => continue,
             }
         };
         if !dirty {
@@ -514,16 +525,33 @@ mod tests {
         let drawn = Instant::now();
         // quiet for a second, then one change: no wait at all
         let change = drawn + Duration::from_secs(1);
-        assert_eq!(draw_at(drawn, change, change), change);
+        assert_eq!(draw_at(drawn, FRAME, change, change), change);
         // a change 5 ms after a frame waits for the frame budget
         let soon = drawn + Duration::from_millis(5);
-        assert_eq!(draw_at(drawn, soon, soon), drawn + FRAME);
+        assert_eq!(draw_at(drawn, FRAME, soon, soon), drawn + FRAME);
         // a burst still coming past the budget: drawn once it pauses for SETTLE…
         let first = drawn + Duration::from_millis(10);
         let last = drawn + Duration::from_millis(17);
-        assert_eq!(draw_at(drawn, first, last), last + SETTLE);
+        assert_eq!(draw_at(drawn, FRAME, first, last), last + SETTLE);
         // …or when its first undrawn change has waited a whole FRAME
         let busy = drawn + Duration::from_millis(40);
-        assert_eq!(draw_at(drawn, first, busy), first + FRAME);
+        assert_eq!(draw_at(drawn, FRAME, first, busy), first + FRAME);
+    }
+
+    #[test]
+    fn dear_frames_are_spaced_out_cheap_ones_keep_the_frame_cap() {
+        assert_eq!(frame_gap(Duration::from_millis(1)), FRAME);
+        assert_eq!(
+            frame_gap(Duration::from_millis(10)),
+            Duration::from_millis(40)
+        );
+        let drawn = Instant::now();
+        let gap = frame_gap(Duration::from_millis(10));
+        // a change 20 ms after a dear frame waits for its gap, not the 60 fps cap
+        let change = drawn + Duration::from_millis(20);
+        assert_eq!(draw_at(drawn, gap, change, change), drawn + gap);
+        // and after a quiet gap it is drawn at once
+        let later = drawn + Duration::from_millis(50);
+        assert_eq!(draw_at(drawn, gap, later, later), later);
     }
 }

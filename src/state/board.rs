@@ -340,6 +340,15 @@ impl Board {
         self.waiting.values().sum()
     }
 
+    /// Shown rows that are over (finished, or tombstones), as of the last `ensure_view`.
+    pub fn over_total(&self) -> usize {
+        let (all, active) = (
+            self.tab_counts[Tab::All.index()],
+            self.tab_counts[Tab::Active.index()],
+        );
+        all.saturating_sub(active)
+    }
+
     /// Add (`by` 1) or take away (`by` -1) a place of a row of `server` from the counts.
     fn count(&mut self, server: &ServerId, place: Place, by: isize) {
         if place & (1 << INPUT_TAB) != 0 {
