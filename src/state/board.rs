@@ -407,7 +407,7 @@ impl Board {
             self.count(&key.server, old, -1);
             self.count(&key.server, new, 1);
             self.placed.insert(key.clone(), new);
-            let row = rows.get(key).map(|r| &**r).filter(|_| new & IN_VIEW != 0);
+            let row = rows.get(key).filter(|_| new & IN_VIEW != 0);
             if old & IN_VIEW == 0 {
                 incoming.extend(row);
             } else if touched.len() > FEW {
@@ -460,6 +460,14 @@ impl Board {
                     .is_some_and(|n| self.order(n, row) == Ordering::Less)
             });
             cuts.push(from);
+        }
+        if incoming.len() <= FEW {
+            // A few rows: shifted in place (from the last, so earlier cuts stay valid)
+            // rather than copying the whole view into a new allocation.
+            for (row, cut) in incoming.into_iter().zip(cuts).rev() {
+                self.view.insert(cut, row.key.clone());
+            }
+            return;
         }
         let old = std::mem::take(&mut self.view);
         let mut view = Vec::with_capacity(old.len() + incoming.len());

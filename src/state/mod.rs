@@ -150,9 +150,8 @@ pub enum Effect {
     Quit,
 }
 
-/// Every task's row. Boxed: a table of many thousands of rows stays small (and cheap to
-/// grow), the rows themselves allocated once.
-pub type Rows = HashMap<TaskKey, Box<TaskRow>>;
+/// Every task's row.
+pub type Rows = HashMap<TaskKey, TaskRow>;
 
 /// The whole dashboard state.
 #[derive(Debug)]
@@ -216,11 +215,7 @@ impl State {
     }
 
     pub fn selected_row(&self) -> Option<&TaskRow> {
-        self.board
-            .selected
-            .as_ref()
-            .and_then(|k| self.tasks.get(k))
-            .map(|r| &**r)
+        self.board.selected.as_ref().and_then(|k| self.tasks.get(k))
     }
 
     /// The task an action applies to: the open detail view's, else the selected row's.

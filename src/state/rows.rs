@@ -13,7 +13,7 @@ pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRo
     state
         .tasks
         .entry(key.clone())
-        .or_insert_with(|| Box::new(TaskRow::new(key.clone())))
+        .or_insert_with(|| TaskRow::new(key.clone()))
 }
 
 /// What the ledger knows about a followed task (`TaskKnown`; history, so it updates no
