@@ -48,7 +48,11 @@ impl Schedule {
         let step = GRID.as_nanos();
         let steps = since.as_nanos().div_ceil(step);
         let up = u64::try_from(steps * step).unwrap_or(u64::MAX);
-        Some(self.epoch + Duration::from_nanos(up))
+        Some(
+            self.epoch
+                .checked_add(Duration::from_nanos(up))
+                .unwrap_or(due),
+        )
     }
 
     /// Schedule `task_id` at `due`, replacing any earlier schedule for it.
