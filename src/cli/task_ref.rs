@@ -154,6 +154,7 @@ pub(crate) fn record_fixture(server: &str, id: &str) -> TaskRecord {
         cancel: None,
         started_by: None,
         session: None,
+        lean: false,
     }
 }
 

@@ -69,6 +69,7 @@ mod tests {
             cancel: None,
             started_by: None,
             session: None,
+            lean: false,
         };
         let events = vec![
             EventRecord {

@@ -157,6 +157,10 @@ pub struct TaskRecord {
     /// The legacy session the task lives in (a `sessions` row), if any.
     #[serde(skip)]
     pub session: Option<i64>,
+    /// Read without its payload (a finished task resumed): `arguments`, the snapshot's
+    /// `result` (unless it is a tool error) and the error's `data` stay in the ledger.
+    #[serde(skip)]
+    pub lean: bool,
 }
 
 /// Why a tombstone ended.

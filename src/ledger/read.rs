@@ -24,15 +24,39 @@ pub struct AnsweredKey {
     pub at: DateTime<Utc>,
 }
 
-pub(super) const SELECT_TASK: &str = "
-    SELECT t.server, t.task_id, t.era, t.tool, t.arguments, t.recorded_at,
-           t.server_created_at, t.snapshot, t.status, t.terminal, t.terminal_at, t.expired,
-           t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task,
-           (SELECT json_group_array(a.input_key ORDER BY a.answered_at, a.input_key)
-              FROM answered_keys a WHERE a.task = t.id),
-           t.end_reason, t.cancel_state, t.started_by, t.session,
-           t.changed_seq AS changed_seq, t.id AS row_id
-      FROM tasks t";
+/// The columns [`task_from_row`] maps, with the arguments and snapshot columns given.
+macro_rules! select_task {
+    ($arguments:literal, $snapshot:literal) => {
+        concat!(
+            "SELECT t.server, t.task_id, t.era, t.tool, ",
+            $arguments,
+            ", t.recorded_at, t.server_created_at, ",
+            $snapshot,
+            ", t.status, t.terminal, t.terminal_at, t.expired,
+               t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task,
+               (SELECT json_group_array(a.input_key ORDER BY a.answered_at, a.input_key)
+                  FROM answered_keys a WHERE a.task = t.id),
+               t.end_reason, t.cancel_state, t.started_by, t.session,
+               t.changed_seq AS changed_seq, t.id AS row_id"
+        )
+    };
+}
+
+pub(super) const SELECT_TASK: &str =
+    concat!(select_task!("t.arguments", "t.snapshot"), " FROM tasks t");
+
+/// [`SELECT_TASK`] for resuming: a finished task is read lean (see [`TaskRecord::lean`]),
+/// and column 23 says whether it was.
+const SCAN_TASK: &str = concat!(
+    select_task!(
+        "CASE WHEN (t.terminal = 1 OR t.expired = 1) THEN NULL ELSE t.arguments END",
+        "CASE WHEN (t.terminal = 1 OR t.expired = 1) AND json_valid(t.snapshot)
+                   AND json_extract(t.snapshot, '$.result.isError') IS NOT 1
+              THEN json_remove(t.snapshot, '$.result', '$.error.data')
+              ELSE t.snapshot END"
+    ),
+    ", (t.terminal = 1 OR t.expired = 1) FROM tasks t"
+);
 
 pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
@@ -85,6 +109,7 @@ pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         },
         started_by: r.get(19)?,
         session: r.get(20)?,
+        lean: false,
     })
 }
 
@@ -228,9 +253,46 @@ impl Ledger {
     }
 }
 
+/// The statement of [`Ledger::scan_server`]: two texts, so each gets the plan that walks
+/// an index in this order instead of sorting every row.
+fn scan_sql(include_terminal: bool) -> String {
+    let which = if include_terminal {
+        ""
+    } else {
+        "AND t.terminal = 0"
+    };
+    format!("{SCAN_TASK} WHERE t.server = ?1 {which} ORDER BY t.recorded_at DESC, t.id DESC")
+}
+
+/// A row of [`scan_sql`].
+fn scan_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
+    Ok(TaskRecord {
+        lean: r.get(23)?,
+        ..task_from_row(r)?
+    })
+}
+
 impl Ledger {
+    /// How many tasks [`Ledger::scan_server`] would read (with the same arguments).
+    pub fn count_server(
+        &self,
+        server: &crate::ids::ServerId,
+        include_terminal: bool,
+    ) -> anyhow::Result<usize> {
+        let which = if include_terminal {
+            ""
+        } else {
+            "AND terminal = 0"
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT count(*) FROM tasks WHERE server = ?1 {which}"
+        ))?;
+        let n: i64 = stmt.query_row(params![server], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// A server's tasks, newest first (finished and expired ones only with
-    /// `include_terminal`), handed to `each` in chunks of at most `chunk` records as they
+    /// `include_terminal`, and lean: see [`TaskRecord::lean`]), handed to `each` in chunks of at most `chunk` records as they
     /// are read, so the caller works on one chunk while the next is read. Stops early
     /// when `each` returns false.
     pub fn scan_server(
@@ -240,11 +302,8 @@ impl Ledger {
         chunk: usize,
         mut each: impl FnMut(Vec<TaskRecord>) -> bool,
     ) -> anyhow::Result<()> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "{SELECT_TASK} WHERE t.server = ?1 AND (?2 OR t.terminal = 0)
-             ORDER BY t.recorded_at DESC, t.id DESC"
-        ))?;
-        let mut rows = stmt.query_map(params![server, include_terminal], task_from_row)?;
+        let mut stmt = self.conn.prepare_cached(&scan_sql(include_terminal))?;
+        let mut rows = stmt.query_map(params![server], scan_row)?;
         let chunk = chunk.max(1);
         loop {
             let batch = rows
@@ -255,6 +314,140 @@ impl Ledger {
             if batch.is_empty() || !each(batch) || last {
                 return Ok(());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(ledger: &Ledger, task: serde_json::Value, arguments: serde_json::Value) {
+        let task = crate::mcp::Task::from_wire(&task).unwrap();
+        ledger
+            .record_created(crate::ledger::NewTask {
+                server: &ServerId::named("s"),
+                era: Era::Modern,
+                tool: "t",
+                arguments: &arguments,
+                task: &task,
+                parent_task: None,
+                session: None,
+                started_by: None,
+            })
+            .unwrap();
+    }
+
+    /// Resuming reads a finished task without its payload, except what the board shows
+    /// (a tool error's text); a live task comes whole; the ledger keeps everything.
+    #[test]
+    fn resuming_reads_finished_tasks_lean() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("l.db")).unwrap();
+        let result = serde_json::json!({"content": [{"type": "text", "text": "big"}]});
+        let tool_error =
+            serde_json::json!({"isError": true, "content": [{"type": "text", "text": "boom"}]});
+        let args = serde_json::json!({"n": 1});
+        record(
+            &ledger,
+            serde_json::json!({"taskId": "done", "status": "completed", "result": result}),
+            args.clone(),
+        );
+        record(
+            &ledger,
+            serde_json::json!({"taskId": "tool-error", "status": "completed", "result": tool_error}),
+            args.clone(),
+        );
+        record(
+            &ledger,
+            serde_json::json!({"taskId": "failed", "status": "failed",
+            "error": {"code": -32000, "message": "no", "data": {"trace": "long"}}}),
+            args.clone(),
+        );
+        record(
+            &ledger,
+            serde_json::json!({"taskId": "live", "status": "working"}),
+            args.clone(),
+        );
+        let mut got = Vec::new();
+        ledger
+            .scan_server(&ServerId::named("s"), true, 2, |c| {
+                got.extend(c);
+                true
+            })
+            .unwrap();
+        let by = |id: &str| got.iter().find(|r| r.task_id.as_str() == id).unwrap();
+        let done = by("done");
+        assert!(done.lean && done.arguments.is_none());
+        assert_eq!(done.snapshot.as_ref().unwrap().result, None);
+        assert_eq!(
+            done.snapshot.as_ref().unwrap().status,
+            crate::mcp::TaskStatus::Completed
+        );
+        assert_eq!(
+            by("tool-error").snapshot.as_ref().unwrap().result,
+            Some(tool_error)
+        );
+        let failed = by("failed").snapshot.clone().unwrap().error.unwrap();
+        assert_eq!(
+            (failed.code, failed.message.as_str(), failed.data),
+            (-32000, "no", None)
+        );
+        let live = by("live");
+        assert!(!live.lean);
+        assert_eq!(live.arguments, Some(args.clone()));
+        let full = ledger
+            .get(&ServerId::named("s"), &TaskId::new("done"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(full.snapshot.unwrap().result, Some(result));
+        assert_eq!(full.arguments, Some(args));
+    }
+
+    /// A stored snapshot that is not JSON is read as none, not an error of the whole scan.
+    #[test]
+    fn a_broken_snapshot_does_not_stop_resuming() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("l.db")).unwrap();
+        record(
+            &ledger,
+            serde_json::json!({"taskId": "a", "status": "completed"}),
+            serde_json::json!({}),
+        );
+        ledger
+            .conn
+            .execute("UPDATE tasks SET snapshot = '{not json'", [])
+            .unwrap();
+        let mut got = Vec::new();
+        ledger
+            .scan_server(&ServerId::named("s"), true, 8, |c| {
+                got.extend(c);
+                true
+            })
+            .unwrap();
+        assert_eq!(got.len(), 1);
+        assert!(got[0].snapshot.is_none());
+    }
+
+    /// Resuming walks an index in its order: no temporary sort of every row.
+    #[test]
+    fn scanning_a_server_sorts_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&dir.path().join("l.db")).unwrap();
+        for history in [true, false] {
+            let plan: Vec<String> = ledger
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", scan_sql(history)))
+                .unwrap()
+                .query_map(["bench"], |r| r.get(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let plan = plan.join("; ");
+            assert!(
+                !plan.contains("TEMP B-TREE FOR ORDER BY"),
+                "history {history}: {plan}"
+            );
         }
     }
 }

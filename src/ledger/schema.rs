@@ -114,8 +114,14 @@ CREATE INDEX outbox_open ON outbox (task) WHERE done_at IS NULL;
 CREATE INDEX outbox_done ON outbox (requester, done_seq) WHERE done_seq IS NOT NULL;
 "#;
 
+/// Version 3: a server's tasks in the order resuming reads them (newest first, the row id
+/// breaking ties), so resuming reads no more than it returns and sorts nothing.
+const V3: &str = r#"
+CREATE INDEX tasks_by_server_recorded ON tasks (server, recorded_at);
+"#;
+
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
