@@ -28,7 +28,8 @@ pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
 
-/// Where the detail view's timeline comes from (the ledger, adapted by the caller).
+/// Where the detail view's timeline and a resumed task's payload come from (the ledger,
+/// adapted by the caller).
 pub trait TimelineSource: Send + Sync {
     fn timeline(
         &self,
@@ -42,6 +43,13 @@ pub trait TimelineSource: Send + Sync {
         server: &ServerId,
         task_id: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<String>>;
+
+    /// The payload of a task resumed without it (`state::payload`).
+    fn payload(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>>;
 }
 
 /// How the dashboard looks and behaves (from the config file).
@@ -478,6 +486,13 @@ where
                     loads.push(Box::pin(async move {
                         let result = fut.await.map_err(|e| format!("{e:#}"));
                         Msg::TimelineLoaded { key, result }
+                    }));
+                }
+                Effect::LoadPayload { key, then } => {
+                    let fut = timeline.payload(&key.server, &key.task_id);
+                    loads.push(Box::pin(async move {
+                        let result = fut.await.map_err(|e| format!("{e:#}"));
+                        Msg::PayloadLoaded { key, result, then }
                     }));
                 }
                 Effect::Export { key, path } => {

@@ -60,6 +60,7 @@ fn known(server: &str, id: &str, tool: &str) -> Msg {
             pending: Vec::new(),
             cancel: None,
             started_by: None,
+            lean: false,
         },
     })
 }

@@ -121,6 +121,7 @@ fn hostile_board() -> State {
                         pending: Vec::new(),
                         cancel: None,
                         started_by: None,
+                        lean: false,
                     },
                 }),
                 event(EngineEvent::snapshot(srv(), t, UpdateSource::Push, Some(5))),

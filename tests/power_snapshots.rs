@@ -128,6 +128,7 @@ fn board() -> State {
                     pending: Vec::new(),
                     cancel: None,
                     started_by: None,
+                    lean: false,
                 },
             }),
             Msg::Engine(EngineEvent::snapshot(

@@ -40,6 +40,14 @@ impl TimelineSource for NoTimeline {
     ) -> BoxFuture<'static, anyhow::Result<String>> {
         Box::pin(async { Ok(String::new()) })
     }
+
+    fn payload(
+        &self,
+        _server: &ServerId,
+        _task_id: &crate::ids::TaskId,
+    ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>> {
+        Box::pin(async { Ok(Default::default()) })
+    }
 }
 
 /// A task update the loop received: when it arrived, was applied and first drawn.

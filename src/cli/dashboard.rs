@@ -155,4 +155,25 @@ impl crate::app::TimelineSource for LedgerTimeline {
                 .await
         })
     }
+
+    fn payload(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+    ) -> futures::future::BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>> {
+        let ledger = self.0.clone();
+        let (server, id) = (server.clone(), task_id.clone());
+        Box::pin(async move {
+            let rec = ledger
+                .call(move |l| l.get(&server, &id))
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("the task is not in the ledger"))?;
+            let (result, error) = rec.snapshot.map_or((None, None), |t| (t.result, t.error));
+            Ok(crate::state::payload::Payload {
+                arguments: rec.arguments,
+                result,
+                error,
+            })
+        })
+    }
 }

@@ -173,6 +173,9 @@ pub struct KnownTask {
     pub cancel: Option<bool>,
     /// The client that started the task, when it was not taskrail (a proxied agent host).
     pub started_by: Option<String>,
+    /// A finished task read without its payload: its arguments, result (unless a tool
+    /// error) and error data are only in the ledger.
+    pub lean: bool,
 }
 
 impl KnownTask {
@@ -189,6 +192,7 @@ impl KnownTask {
             pending: Vec::new(),
             cancel: None,
             started_by: None,
+            lean: false,
         }
     }
 }
@@ -244,6 +248,14 @@ pub enum EngineEvent {
     TaskKnown {
         server: ServerId,
         task: KnownTask,
+    },
+    /// Finished tasks read from the ledger on start, one chunk at a time (each as a
+    /// `TaskKnown` would say it); `more`: about how many are still to come, so a reader
+    /// can make room once.
+    TasksResumed {
+        server: ServerId,
+        tasks: Vec<KnownTask>,
+        more: usize,
     },
     /// A new snapshot (already checked: never older than what was reported before,
     /// never after a terminal one), with the input keys still waiting for an answer.

@@ -140,6 +140,14 @@ impl Board {
     /// Fold one engine event in.
     pub fn apply(&self, ev: EngineEvent) {
         match ev {
+            EngineEvent::TasksResumed { server, tasks, .. } => {
+                for task in tasks {
+                    self.apply(EngineEvent::TaskKnown {
+                        server: server.clone(),
+                        task,
+                    });
+                }
+            }
             EngineEvent::TaskKnown { task, .. } => self.update(&task.task_id, |v| {
                 if v.task.is_none() {
                     v.task = task.last;

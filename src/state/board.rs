@@ -276,6 +276,12 @@ impl Default for Board {
 }
 
 impl Board {
+    /// Make room for `n` more rows at once (a resume about to bring them).
+    pub fn reserve(&mut self, n: usize) {
+        self.placed.reserve(n);
+        self.view.reserve(n);
+    }
+
     /// The row of `key` changed (or is new): it is re-placed on the next `ensure_view`.
     pub fn touch(&mut self, key: &TaskKey) {
         if !self.dirty && !self.touched.contains(key) {

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use super::modal::{DetailView, Modal, TimelineState};
+use super::payload::{self, AfterPayload};
 use super::task::{Phase, TaskRow};
 use super::time::{Now, short_duration};
 use super::{Effect, State, TaskKey, TimelineEntry, forms};
@@ -259,6 +260,10 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
     if let Some(m) = row.task.as_ref().and_then(|t| t.status_message.as_ref()) {
         out.push(DocLine::field("message", m));
     }
+    if row.payload_in_ledger {
+        out.push(DocLine::new(LineKind::Heading, "Result"));
+        out.push(DocLine::new(LineKind::Dim, "loading from the ledger…"));
+    }
     if let Some(t) = &row.task {
         if let Some(r) = &t.result {
             out.push(DocLine::new(LineKind::Heading, "Result"));
@@ -386,6 +391,7 @@ pub(super) fn open(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         return forms::open_focused(state, now);
     }
     let key = row.key.clone();
+    payload::load(state, &key, AfterPayload::Show, fx);
     state.modals.push(Modal::Detail(DetailView {
         key: key.clone(),
         scroll: 0,

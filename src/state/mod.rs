@@ -23,6 +23,7 @@ pub mod mouse;
 mod new_task;
 pub mod notices;
 pub mod offers;
+pub mod payload;
 pub mod progress;
 pub mod roots;
 mod rows;
@@ -97,6 +98,12 @@ pub enum Msg {
         key: TaskKey,
         result: Result<Vec<TimelineEntry>, String>,
     },
+    /// The result of an `Effect::LoadPayload`.
+    PayloadLoaded {
+        key: TaskKey,
+        result: Result<payload::Payload, String>,
+        then: payload::AfterPayload,
+    },
     /// How many table rows fit on screen (sent by the loop on start and resize).
     Viewport {
         table_rows: usize,
@@ -125,6 +132,11 @@ pub enum Msg {
 pub enum Effect {
     Engine(EngineCommand),
     LoadTimeline(TaskKey),
+    /// Read a finished task's payload from the ledger (see `payload`).
+    LoadPayload {
+        key: TaskKey,
+        then: payload::AfterPayload,
+    },
     /// Ring the bell and/or send a desktop notification.
     Alert(Alert),
     /// Write the task's timeline as JSONL to `path`.

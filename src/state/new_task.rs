@@ -10,6 +10,7 @@ use super::detail::result_lines;
 use super::keymap::Action;
 use super::keys::Key;
 use super::modal::{Confirm, ConfirmOp, DocView, Modal, Picker, ToolForm, ToolPicker};
+use super::payload::{self, AfterPayload};
 use super::rows::row_mut;
 use super::{Effect, Now, State, TaskKey, line_edit, servers};
 use crate::engine::{CallResult, EngineCommand, NoticeLevel, ServerId};
@@ -226,14 +227,18 @@ fn call(
     }));
 }
 
-/// `r`: ask before calling the focused task's tool again with the same arguments.
-pub(super) fn ask_rerun(state: &mut State, now: Now) {
+/// `r`: ask before calling the focused task's tool again with the same arguments (read
+/// from the ledger first when only it holds them).
+pub(super) fn ask_rerun(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
     if state.refuse_read_only(now) {
         return;
     }
     let Some(row) = state.focused_task().and_then(|k| state.tasks.get(&k)) else {
         return state.notify(NoticeLevel::Info, "no task selected", now);
     };
+    if payload::load(state, &row.key, AfterPayload::AskRerun, fx) {
+        return;
+    }
     let (Some(tool), Some(arguments)) = (&row.tool, &row.arguments) else {
         return state.notify(
             NoticeLevel::Info,

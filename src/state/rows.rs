@@ -4,7 +4,7 @@
 
 use super::task::{CancelMark, TaskRow};
 use super::{Now, State, TaskKey, forms};
-use crate::engine::{EngineEvent, NoticeLevel, ServerId, TaskId, Tombstone, UpdateSource};
+use crate::engine::{KnownTask, NoticeLevel, ServerId, TaskId, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task};
 
 /// The row of `key`, created on first mention; the table re-places it on the next frame.
@@ -17,12 +17,9 @@ pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRo
 }
 
 /// What the ledger knows about a followed task (`TaskKnown`; history, so it updates no
-/// "last seen"). Other events are ignored.
-pub(super) fn known(state: &mut State, event: EngineEvent, now: Now) {
-    let EngineEvent::TaskKnown { server, task } = event else {
-        return;
-    };
-    let row = row_mut(state, &TaskKey::new(&server, &task.task_id));
+/// "last seen").
+pub(super) fn known(state: &mut State, server: &ServerId, task: KnownTask, now: Now) {
+    let row = row_mut(state, &TaskKey::new(server, &task.task_id));
     row.tool = task.tool.or(row.tool.take());
     row.arguments = task.arguments.or(row.arguments.take());
     row.recorded_at = Some(task.recorded_at);
@@ -35,6 +32,7 @@ pub(super) fn known(state: &mut State, event: EngineEvent, now: Now) {
         row.expired = true;
         row.end = Some(why);
     }
+    row.payload_in_ledger |= task.lean;
     if let Some(acked) = task.cancel
         && row.cancel.is_none()
     {
@@ -46,6 +44,23 @@ pub(super) fn known(state: &mut State, event: EngineEvent, now: Now) {
         row.seen_at = seen;
     }
     row.created = row.created.or(Some(task.recorded_at));
+}
+
+/// A chunk of finished tasks from the ledger, with about `more` to come: room is made
+/// for all of them at once, so the table is not regrown while they arrive.
+pub(super) fn resumed(
+    state: &mut State,
+    server: &ServerId,
+    tasks: Vec<KnownTask>,
+    more: usize,
+    now: Now,
+) {
+    let room = tasks.len() + more;
+    state.tasks.reserve(room);
+    state.board.reserve(room);
+    for task in tasks {
+        known(state, server, task, now);
+    }
 }
 
 /// A new snapshot with the keys the engine still counts as pending; a task that just

@@ -82,6 +82,9 @@ pub struct TaskRow {
     pub end: Option<Tombstone>,
     /// The client that started the task, when it was not taskrail (a proxied agent host).
     pub started_by: Option<String>,
+    /// Resumed finished: its arguments, result (unless a tool error) and error data are in
+    /// the ledger only, until loaded (`payload`).
+    pub payload_in_ledger: bool,
 }
 
 impl TaskRow {
@@ -107,6 +110,7 @@ impl TaskRow {
             expired: false,
             end: None,
             started_by: None,
+            payload_in_ledger: false,
         }
     }
 

@@ -16,6 +16,7 @@ mod input_kinds;
 mod line_edit;
 mod mouse;
 mod new_task;
+mod payload;
 mod servers;
 mod signin;
 
@@ -103,6 +104,7 @@ pub(super) fn known(server: &ServerId, id: &str, tool: &str) -> Msg {
             pending: Vec::new(),
             cancel: None,
             started_by: None,
+            lean: false,
         },
     })
 }
@@ -328,6 +330,7 @@ fn task_known_expired_and_notices() {
                 pending: Vec::new(),
                 cancel: None,
                 started_by: None,
+                lean: false,
             },
         })],
     );

@@ -10,7 +10,7 @@ use super::modal::{ConfirmOp, Modal};
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
     alerts, board, cancel, command, consent, detail, foreground, forms, hints, inbox, mouse,
-    new_task, notices, roots, rows, sampling, servers, signin,
+    new_task, notices, payload, roots, rows, sampling, servers, signin,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
@@ -42,6 +42,9 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
         } => sampling::command_finished(state, target, input_key, result, now),
         Msg::Exported(result) => command::exported(state, result, now),
         Msg::TimelineLoaded { key, result } => detail::timeline_loaded(state, &key, result),
+        Msg::PayloadLoaded { key, result, then } => {
+            payload::loaded(state, &key, result, then, now, &mut fx)
+        }
         Msg::Viewport {
             table_rows,
             page_rows,
@@ -101,7 +104,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             }
         }
         Action::Cancel => cancel::ask(state, now),
-        Action::Rerun => new_task::ask_rerun(state, now),
+        Action::Rerun => new_task::ask_rerun(state, now, fx),
         Action::Confirm => {
             if let Some(Modal::Confirm(c)) = state.modals.pop() {
                 match c.on_confirm {
@@ -227,7 +230,12 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             hint,
             detail,
         } => hints::misbehaved(state, &server, hint, &detail, now),
-        EngineEvent::TaskKnown { .. } => rows::known(state, event, now),
+        EngineEvent::TaskKnown { server, task } => rows::known(state, &server, task, now),
+        EngineEvent::TasksResumed {
+            server,
+            tasks,
+            more,
+        } => rows::resumed(state, &server, tasks, more, now),
         EngineEvent::TaskUpdated {
             server,
             task,

@@ -293,6 +293,17 @@ impl Follower {
                     shown_short(task_id.as_str())
                 ));
             }
+            EngineEvent::TasksResumed { server, tasks, .. } => {
+                for task in tasks {
+                    let ev = EngineEvent::TaskKnown {
+                        server: server.clone(),
+                        task,
+                    };
+                    if let Some(code) = Box::pin(self.on_event(ev)).await {
+                        return Some(code);
+                    }
+                }
+            }
             EngineEvent::TaskKnown { server, task } => {
                 // What the ledger already knows: a tombstone or a finished task ends here.
                 if let Some(why) = task.end {

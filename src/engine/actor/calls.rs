@@ -141,6 +141,7 @@ impl ServerActor {
                 pending: Vec::new(),
                 cancel: None,
                 started_by,
+                lean: false,
             },
         })
         .await;

@@ -27,29 +27,40 @@ fn finished(rec: &TaskRecord) -> bool {
 
 impl ServerActor {
     /// Report every task the ledger holds for this server and follow the unfinished ones.
-    /// The ledger thread reads in chunks while this actor reports the previous one; the
-    /// unfinished tasks are adopted once reading is over (adopting one may need the
+    /// The ledger thread reads in chunks while this actor reports the previous one, the
+    /// finished tasks of a chunk in one event; the unfinished tasks are adopted once
+    /// reading is over (adopting one may need the
     /// ledger, which is busy reading until then).
     pub(super) async fn resume_from_ledger(&mut self) {
         let Some(ledger) = self.ledger.clone() else {
             return;
         };
         let (server, history) = (self.id(), self.cfg.history);
-        let (tx, mut chunks) = mpsc::channel::<Vec<TaskRecord>>(2);
+        let (tx, mut chunks) = mpsc::channel::<(usize, Vec<TaskRecord>)>(2);
         let read = ledger.submit(move |l| {
+            let total = l.count_server(&server, history)?;
             l.scan_server(&server, history, RESUME_CHUNK, |c| {
-                tx.blocking_send(c).is_ok()
+                tx.blocking_send((total, c)).is_ok()
             })
         });
         let mut unfinished = Vec::new();
-        while let Some(chunk) = chunks.recv().await {
+        let mut sent = 0;
+        while let Some((total, chunk)) = chunks.recv().await {
+            let mut tasks = Vec::with_capacity(chunk.len());
             for rec in chunk {
                 if finished(&rec) {
-                    self.adopt(rec, false).await;
+                    tasks.push(self.enter(rec).0);
                 } else {
                     unfinished.push(rec);
                 }
             }
+            sent += tasks.len();
+            self.emit(EngineEvent::TasksResumed {
+                server: self.id(),
+                tasks,
+                more: total.saturating_sub(sent),
+            })
+            .await;
         }
         let outcome = match read {
             Ok(done) => done
@@ -72,6 +83,26 @@ impl ServerActor {
     /// Start following a ledger record: report it, then follow it unless it is finished.
     /// `claim`: try to take its lease now (else the caller claims a batch).
     pub(super) async fn adopt(&mut self, rec: TaskRecord, claim: bool) {
+        let (known, session, follow) = self.enter(rec);
+        let task_id = known.task_id.clone();
+        self.emit(EngineEvent::TaskKnown {
+            server: self.id(),
+            task: known,
+        })
+        .await;
+        if follow {
+            if let Some(s) = session {
+                self.join_session(s).await;
+            }
+            if claim {
+                self.claim(vec![task_id]).await;
+            }
+        }
+    }
+
+    /// Enter a ledger record in the task table and say what to report of it: the known
+    /// task, its legacy session, and whether it is to be followed (not finished).
+    fn enter(&mut self, rec: TaskRecord) -> (KnownTask, Option<i64>, bool) {
         let mut tr = TrackedTask {
             answered: rec.answered_keys.iter().cloned().collect(),
             expired: rec.expired,
@@ -93,33 +124,22 @@ impl ServerActor {
                 tr.reported.insert(k.clone(), req.fingerprint());
             }
         }
-        let task_id = rec.task_id.clone();
-        self.emit(EngineEvent::TaskKnown {
-            server: self.id(),
-            task: KnownTask {
-                task_id: task_id.clone(),
-                tool: rec.tool,
-                arguments: rec.arguments,
-                recorded_at: rec.recorded_at,
-                last: rec.snapshot,
-                end: rec.end.or(rec.expired.then_some(Tombstone::Expired)),
-                parent_task: rec.parent_task,
-                pending,
-                cancel: rec.cancel,
-                started_by: rec.started_by,
-            },
-        })
-        .await;
+        let known = KnownTask {
+            task_id: rec.task_id.clone(),
+            tool: rec.tool,
+            arguments: rec.arguments,
+            recorded_at: rec.recorded_at,
+            last: rec.snapshot,
+            end: rec.end.or(rec.expired.then_some(Tombstone::Expired)),
+            parent_task: rec.parent_task,
+            pending,
+            cancel: rec.cancel,
+            started_by: rec.started_by,
+            lean: rec.lean,
+        };
         let session = tr.session;
-        self.tasks.insert(task_id.clone(), Box::new(tr));
-        if follow {
-            if let Some(s) = session {
-                self.join_session(s).await;
-            }
-            if claim {
-                self.claim(vec![task_id]).await;
-            }
-        }
+        self.tasks.insert(rec.task_id, Box::new(tr));
+        (known, session, follow)
     }
 
     /// Take the lease of every live task not owned yet; schedule the ones we got.
@@ -290,6 +310,7 @@ impl ServerActor {
                 pending: Vec::new(),
                 cancel: None,
                 started_by: None,
+                lean: false,
             },
         })
         .await;

@@ -39,6 +39,7 @@ fn alerts_fire_when_a_task_starts_waiting_or_finishes() {
                 pending: Vec::new(),
                 cancel: None,
                 started_by: None,
+                lean: false,
             },
         })],
     );
