@@ -284,7 +284,7 @@ fn roots_come_from_the_config_and_the_roots_view_shows_them_sent() {
         screen.contains(&format!("to task {}: 2 root(s)", &id[..8])),
         "{screen}"
     );
-    tmux.keys(&["Escape"]);
+    tmux.escape_from("Roots of demo");
     tmux.quit();
     assert_eq!(
         result_text(&tr, &cfg, &id),

@@ -327,7 +327,7 @@ fn a_plain_web_server_is_named_as_such_and_its_tool_picker_can_be_left() {
         s.contains("Servers") && s.contains("not an MCP endpoint") && s.contains("check its path")
     });
     show("the servers view (120x35)", &screen);
-    tmux.keys(&["Escape"]);
+    tmux.escape_from("check its path");
     tmux.quit();
 }
 

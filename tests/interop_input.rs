@@ -146,7 +146,7 @@ fn simple_task_interactive_confirm_delete_is_answered_in_the_form() {
     });
     tmux.keys(&["Enter"]);
     tmux.wait("the result", |s| s.contains("Deleted 'notes.txt'"));
-    tmux.keys(&["Escape"]);
+    tmux.escape_from("╭ Task ");
     tmux.quit();
 }
 
@@ -174,7 +174,7 @@ fn simple_task_interactive_write_haiku_is_answered_by_typing() {
     tmux.wait("the haiku in the result", |s| {
         s.contains("Still water, small crabs")
     });
-    tmux.keys(&["Escape"]);
+    tmux.escape_from("╭ Task ");
     tmux.quit();
 }
 
@@ -204,7 +204,7 @@ fn simple_task_interactive_sampling_not_offered_is_said_and_refused_into_a_reada
     tmux.wait("the reason in the detail view", |s| {
         s.contains("User rejected sampling request")
     });
-    tmux.keys(&["Escape"]);
+    tmux.escape_from("╭ Task ");
     tmux.quit();
 }
 

@@ -93,7 +93,7 @@ fn a_killed_host_leaves_its_task_to_the_dashboard() {
     });
     tmux.keys(&["Enter"]);
     tmux.wait("its result", |s| s.contains("counted to 16"));
-    tmux.keys(&["Escape"]);
+    tmux.escape_from("╭ Task ");
     tmux.quit();
 }
 

@@ -217,6 +217,16 @@ impl Tmux {
     }
 
     /// Quit with `q` and wait for the shell to report a clean exit.
+    /// Close the view on top with Escape and wait until `marker` (something only that view
+    /// shows) is gone, so that the next key is not read together with the Escape as an Alt
+    /// chord (`Esc q` read at once is Alt+q to a terminal reader).
+    pub fn escape_from(&self, marker: &str) {
+        self.keys(&["Escape"]);
+        self.wait(&format!("the view showing {marker:?} to close"), |s| {
+            !s.contains(marker)
+        });
+    }
+
     pub fn quit(&self) {
         self.keys(&["q"]);
         self.wait("the dashboard to exit", |s| {
