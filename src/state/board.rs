@@ -13,7 +13,7 @@ use tui_input::{Input, InputRequest};
 use super::keymap::Action;
 use super::keys::Key;
 use super::task::TaskRow;
-use super::{Rows, State, TaskKey, line_edit};
+use super::{KeyHasher, Rows, State, TaskKey, line_edit};
 use crate::engine::ServerId;
 use crate::mcp::TaskStatus;
 
@@ -237,9 +237,9 @@ pub struct Board {
     /// The view's settings changed (tab, sort, filter, server): rebuild it from every row.
     pub dirty: bool,
     /// Rows changed since the view was last brought up to date: only these are re-placed.
-    touched: HashSet<TaskKey>,
+    touched: HashSet<TaskKey, KeyHasher>,
     /// Each row's place as of the last update.
-    placed: HashMap<TaskKey, Place>,
+    placed: HashMap<TaskKey, Place, KeyHasher>,
     pub selected: Option<TaskKey>,
     /// Where `selected` was last found in `view` (checked before it is used).
     selected_at: Cell<usize>,
@@ -263,8 +263,8 @@ impl Default for Board {
             server: None,
             view: Vec::new(),
             dirty: true,
-            touched: HashSet::new(),
-            placed: HashMap::new(),
+            touched: HashSet::default(),
+            placed: HashMap::default(),
             selected: None,
             selected_at: Cell::new(0),
             offset: 0,
@@ -441,7 +441,13 @@ impl Board {
     }
 
     /// Whether the row at `i` of `view` is still in order between untouched neighbours.
-    fn stays(&self, i: usize, row: &TaskRow, rows: &Rows, touched: &HashSet<TaskKey>) -> bool {
+    fn stays(
+        &self,
+        i: usize,
+        row: &TaskRow,
+        rows: &Rows,
+        touched: &HashSet<TaskKey, KeyHasher>,
+    ) -> bool {
         let fits = |j: Option<usize>, want: Ordering| {
             let Some(k) = j.and_then(|j| self.view.get(j)) else {
                 return true;
