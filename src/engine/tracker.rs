@@ -13,7 +13,9 @@ use crate::mcp::{ErrorObject, InputRequest, Task, Verdict, judge};
 /// What the engine knows about one followed task.
 #[derive(Debug, Clone, Default)]
 pub struct TrackedTask {
-    pub last: Option<Task>,
+    /// Boxed, as the early payload: a finished task has neither, and the table holds
+    /// every task this engine knows.
+    pub last: Option<Box<Task>>,
     /// Observation number of `last` (requests are numbered when sent, pushes on arrival).
     pub observed: u64,
     pub terminal: bool,
@@ -35,7 +37,7 @@ pub struct TrackedTask {
     pub pushed: bool,
     pub consecutive_errors: u32,
     /// Result or error received before the terminal snapshot (legacy `tasks/result`).
-    pub early_payload: Option<(Option<Value>, Option<ErrorObject>)>,
+    pub early_payload: Option<Box<(Option<Value>, Option<ErrorObject>)>>,
     /// This engine holds the task's lease and polls it; otherwise another process does and
     /// this one mirrors what it records in the ledger.
     pub owned: bool,
@@ -70,7 +72,7 @@ impl TrackedTask {
     /// pushes on arrival), under [`crate::mcp::judge`].
     pub fn ingest(&mut self, task: Task, observed: u64) -> Ingest {
         let mut out = Ingest::default();
-        match judge(self.last.as_ref(), self.terminal || self.expired, &task) {
+        match judge(self.last.as_deref(), self.terminal || self.expired, &task) {
             Verdict::Accept if observed >= self.observed => {}
             Verdict::Payload => {
                 if let Some(last) = self.last.as_mut() {
@@ -97,7 +99,7 @@ impl TrackedTask {
             self.terminal = true;
             out.became_terminal = true;
             // A payload that arrived before the terminal snapshot (legacy `tasks/result`).
-            if let Some((result, error)) = self.early_payload.take()
+            if let Some((result, error)) = self.early_payload.take().map(|p| *p)
                 && task.result.is_none()
                 && task.error.is_none()
             {
@@ -122,21 +124,21 @@ impl TrackedTask {
                 }
             }
         }
-        self.last = Some(task);
+        self.last = Some(Box::new(task));
         out
     }
 
     /// Keep a payload that arrived before the task is known to be terminal.
     pub fn keep_early_payload(&mut self, result: Option<Value>, error: Option<ErrorObject>) {
         if result.is_some() || error.is_some() {
-            self.early_payload = Some((result, error));
+            self.early_payload = Some(Box::new((result, error)));
         }
     }
 
     /// Keys of the last snapshot still waiting for an answer (answered ones, here or by
     /// another process, and keys reused for a different request are left out).
     pub fn pending_keys(&self) -> Vec<String> {
-        self.pending_in(self.last.as_ref())
+        self.pending_in(self.last.as_deref())
     }
 
     /// The input keys of `snapshot` still waiting for an answer, as this task stands.

@@ -115,7 +115,7 @@ impl ServerActor {
         // A finished task needs no snapshot here (it is never polled or merged again):
         // the board keeps the only copy.
         if follow {
-            tr.last = rec.snapshot.clone();
+            tr.last = rec.snapshot.clone().map(Box::new);
         }
         let pending = tr.pending_in(rec.snapshot.as_ref());
         // Keys already pending are not reported again as new.
@@ -390,7 +390,7 @@ impl ServerActor {
         };
         let r = tr.ingest(task.clone(), observed);
         if r.payload {
-            if let Some(last) = tr.last.clone() {
+            if let Some(last) = tr.last.as_deref().cloned() {
                 let ev = self.updated(last, UpdateSource::Ledger, None);
                 self.emit(ev).await;
             }
@@ -420,7 +420,7 @@ impl ServerActor {
 
     /// The set of pending keys changed without a new snapshot (answered elsewhere).
     async fn report_pending(&mut self, task_id: &TaskId) {
-        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last.clone()) {
+        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last.as_deref().cloned()) {
             let ev = self.updated(last, UpdateSource::Ledger, None);
             self.emit(ev).await;
         }

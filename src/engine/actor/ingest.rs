@@ -32,7 +32,7 @@ impl ServerActor {
             return;
         }
         // What the tracker kept (a payload that came early is merged in).
-        let Some(task) = self.tasks.get(&task_id).and_then(|t| t.last.clone()) else {
+        let Some(task) = self.tasks.get(&task_id).and_then(|t| t.last.as_deref().cloned()) else {
             return;
         };
         let findings =
@@ -154,7 +154,7 @@ impl ServerActor {
             tr.keep_early_payload(result, error);
             return;
         }
-        let Some(mut task) = tr.last.clone() else {
+        let Some(mut task) = tr.last.as_deref().cloned() else {
             return;
         };
         task.result = result;
@@ -165,7 +165,7 @@ impl ServerActor {
 
     /// A terminal task's snapshot gained its result or error: store and report it.
     async fn payload_added(&mut self, task_id: &TaskId) {
-        let Some(task) = self.tasks.get(task_id).and_then(|t| t.last.clone()) else {
+        let Some(task) = self.tasks.get(task_id).and_then(|t| t.last.as_deref().cloned()) else {
             return;
         };
         if let Some(ledger) = &self.ledger {
