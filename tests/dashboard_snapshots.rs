@@ -154,7 +154,9 @@ fn board() -> State {
         Some("done"),
         "2026-07-28T09:40:00Z",
     );
-    done.result = Some(json!({"content": [{"type": "text", "text": "42 results"}]}));
+    done.result = Some(Box::new(
+        json!({"content": [{"type": "text", "text": "42 results"}]}),
+    ));
     apply(
         &mut s,
         vec![
@@ -190,11 +192,11 @@ fn board() -> State {
                     Some("upstream timeout"),
                     "2026-07-28T09:30:00Z",
                 );
-                t.error = Some(ErrorObject {
+                t.error = Some(Box::new(ErrorObject {
                     code: -32603,
                     message: "upstream timeout".into(),
                     data: Some(json!({"retryable": true})),
-                });
+                }));
                 t
             }),
             Msg::Engine(EngineEvent::Progress {
@@ -288,7 +290,9 @@ fn confirm_cancel_and_cancel_requested_and_completed_anyway() {
         Some("finished before the cancel landed"),
         "2026-07-28T09:55:00Z",
     );
-    t.result = Some(json!({"content": [{"type": "text", "text": "ok"}]}));
+    t.result = Some(Box::new(
+        json!({"content": [{"type": "text", "text": "ok"}]}),
+    ));
     apply(&mut s, vec![upd("demo", t)]);
     snap("completed_anyway", &mut s);
 }
@@ -301,8 +305,8 @@ fn detail_of(result: Option<Value>, error: Option<ErrorObject>, status: TaskStat
         Some("all done"),
         "2026-07-28T09:50:00Z",
     );
-    t.result = result;
-    t.error = error;
+    t.result = result.map(Box::new);
+    t.error = error.map(Box::new);
     apply(
         &mut s,
         vec![
@@ -585,10 +589,10 @@ fn a_tool_error_is_not_shown_as_success() {
         Some("Completed with a tool error"),
         "2026-07-28T09:59:30Z",
     );
-    lint.result = Some(json!({
+    lint.result = Some(Box::new(json!({
         "content": [{"type": "text", "text": "lint found 3 problems"}],
         "isError": true
-    }));
+    })));
     apply(
         &mut s,
         vec![known("demo", "l1nt000001", "lint"), upd("demo", lint)],

@@ -78,16 +78,16 @@ fn hostile_board() -> State {
         },
     );
     let mut failed = task("f4iled", TaskStatus::Failed);
-    failed.error = Some(ErrorObject {
+    failed.error = Some(Box::new(ErrorObject {
         code: -32603,
         message: hostile("error"),
         data: Some(json!({ "trace": hostile("trace") })),
-    });
+    }));
     let mut done = task("d0ne", TaskStatus::Completed);
-    done.result = Some(json!({ "content": [
+    done.result = Some(Box::new(json!({ "content": [
         { "type": "text", "text": hostile("result") },
         { "type": "resource_link", "uri": hostile("https://evil.test/"), "name": hostile("name") }
-    ] }));
+    ] })));
     apply(
         &mut s,
         vec![

@@ -335,20 +335,20 @@ fn a_failed_task_shows_its_reason_in_the_row() {
         panic!()
     };
     task.status = TaskStatus::Failed;
-    task.error = Some(ErrorObject {
+    task.error = Some(Box::new(ErrorObject {
         code: -32603,
         message: "Upstream service unavailable after 3 attempts".into(),
         data: Some(json!({"service": "billing-api"})),
-    });
+    }));
     apply(&mut s, msgs);
     let mut msgs = waiting("fail0002abcd", "write_haiku", vec![]);
     let Msg::Engine(EngineEvent::TaskUpdated { task, .. }) = &mut msgs[1] else {
         panic!()
     };
     task.status = TaskStatus::Failed;
-    task.result = Some(
+    task.result = Some(Box::new(
         json!({"isError": true, "content": [{"type": "text", "text": "Error: MCP error -32601: not supported by this client"}]}),
-    );
+    ));
     apply(&mut s, msgs);
     snap("failed_reasons", &mut s);
     let key = TaskKey::new(&srv(), &TaskId::new("fail0001abcd"));

@@ -142,8 +142,8 @@ async fn fetch(client: &McpClient, task_id: &TaskId) -> Result<crate::mcp::Task,
         && task.error.is_none()
     {
         match client.task_result(task_id).await? {
-            Ok(r) => task.result = Some(r),
-            Err(e) => task.error = Some(e),
+            Ok(r) => task.result = Some(Box::new(r)),
+            Err(e) => task.error = Some(Box::new(e)),
         }
     }
     Ok(task)

@@ -217,7 +217,7 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
         v["moreInputRequests"] = json!(task.more_input_requests);
     }
     if let Some(r) = &task.result {
-        v["result"] = r.clone();
+        v["result"] = (**r).clone();
     }
     if let Some(e) = &task.error {
         v["error"] = serde_json::to_value(e).unwrap_or(Value::Null);

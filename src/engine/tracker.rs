@@ -103,8 +103,8 @@ impl TrackedTask {
                 && task.result.is_none()
                 && task.error.is_none()
             {
-                task.result = result;
-                task.error = error;
+                task.result = result.map(Box::new);
+                task.error = error.map(Box::new);
             }
         } else {
             for (key, req) in &task.input_requests {

@@ -386,7 +386,7 @@ mod tests {
         );
         assert_eq!(
             by("tool-error").snapshot.as_ref().unwrap().result,
-            Some(tool_error)
+            Some(Box::new(tool_error))
         );
         let failed = by("failed").snapshot.clone().unwrap().error.unwrap();
         assert_eq!(
@@ -400,7 +400,7 @@ mod tests {
             .get(&ServerId::named("s"), &TaskId::new("done"))
             .unwrap()
             .unwrap();
-        assert_eq!(full.snapshot.unwrap().result, Some(result));
+        assert_eq!(full.snapshot.unwrap().result, Some(Box::new(result)));
         assert_eq!(full.arguments, Some(args));
     }
 

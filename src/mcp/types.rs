@@ -143,12 +143,13 @@ pub struct Task {
     /// Every outstanding input request, keyed by the server's key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub input_requests: BTreeMap<String, InputRequest>,
-    /// The tool result (`CallToolResult`) of a completed task.
+    /// The tool result (`CallToolResult`) of a completed task. Boxed, as the error: most
+    /// snapshots have neither, and tables hold many snapshots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    pub result: Option<Box<Value>>,
     /// The JSON-RPC error of a failed task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorObject>,
+    pub error: Option<Box<ErrorObject>>,
     /// Input requests the server listed beyond the first [`MAX_INPUT_REQUESTS`], which
     /// are not kept (they show once the kept ones are answered).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -205,7 +206,7 @@ impl Task {
         let more_input_requests = beyond.saturating_add(skipped);
         let error = obj
             .get("error")
-            .and_then(|e| serde_json::from_value::<ErrorObject>(e.clone()).ok());
+            .and_then(|e| serde_json::from_value::<Box<ErrorObject>>(e.clone()).ok());
         Ok(Task {
             task_id,
             status,
@@ -215,7 +216,10 @@ impl Task {
             ttl_ms: millis(&["ttlMs", "ttl"]),
             poll_interval_ms: millis(&["pollIntervalMs", "pollInterval"]),
             input_requests,
-            result: obj.get("result").filter(|r| !r.is_null()).cloned(),
+            result: obj
+                .get("result")
+                .filter(|r| !r.is_null())
+                .map(|r| Box::new(r.clone())),
             error,
             more_input_requests,
         })

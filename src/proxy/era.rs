@@ -207,7 +207,7 @@ pub fn task_v2(task: &Task, pending: &[String]) -> Value {
         out.insert("inputRequests".into(), Value::Object(inputs));
     }
     if let Some(r) = &task.result {
-        out.insert("result".into(), r.clone());
+        out.insert("result".into(), (**r).clone());
     }
     if let Some(e) = &task.error {
         out.insert(
@@ -237,11 +237,11 @@ pub fn unfinished(text: &str) -> Value {
 pub fn outcome(task: &Task) -> Option<Outcome> {
     use crate::mcp::TaskStatus::*;
     match task.status {
-        Completed => task.result.clone().map(Outcome::Result),
+        Completed => task.result.as_deref().cloned().map(Outcome::Result),
         Failed => match (&task.error, &task.result) {
-            (Some(e), _) => Some(Outcome::Error(e.clone())),
+            (Some(e), _) => Some(Outcome::Error((**e).clone())),
             // v1: a tool error is `failed`, with the tool result.
-            (None, Some(r)) => Some(Outcome::Result(r.clone())),
+            (None, Some(r)) => Some(Outcome::Result((**r).clone())),
             (None, None) => None,
         },
         Cancelled => Some(Outcome::Result(unfinished(&format!(

@@ -11,8 +11,8 @@ use crate::mcp::ErrorObject;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Payload {
     pub arguments: Option<Value>,
-    pub result: Option<Value>,
-    pub error: Option<ErrorObject>,
+    pub result: Option<Box<Value>>,
+    pub error: Option<Box<ErrorObject>>,
 }
 
 /// What to do once the payload is in.

@@ -375,10 +375,11 @@ fn quit_and_help() {
 fn a_completed_task_with_is_error_is_a_tool_error() {
     let mut s = fresh();
     let mut bad = task("t1", TaskStatus::Completed);
-    bad.result =
-        Some(json!({"content": [{"type": "text", "text": "3 problems"}], "isError": true}));
+    bad.result = Some(Box::new(
+        json!({"content": [{"type": "text", "text": "3 problems"}], "isError": true}),
+    ));
     let mut good = task("t2", TaskStatus::Completed);
-    good.result = Some(json!({"content": [], "isError": false}));
+    good.result = Some(Box::new(json!({"content": [], "isError": false})));
     run(&mut s, vec![updated(bad), updated(good)]);
     assert_eq!(s.tasks[&tk("t1")].phase(), Phase::ToolError);
     assert_eq!(
@@ -393,7 +394,7 @@ fn a_completed_task_with_is_error_is_a_tool_error() {
     run(&mut s, vec![updated(task("t1", TaskStatus::Working))]);
     s.tasks.get_mut(&tk("t1")).unwrap().cancel = Some(task::CancelMark { acked: true });
     let mut bad = task("t1", TaskStatus::Completed);
-    bad.result = Some(json!({"content": [], "isError": true}));
+    bad.result = Some(Box::new(json!({"content": [], "isError": true})));
     run(&mut s, vec![updated(bad)]);
     assert_eq!(s.tasks[&tk("t1")].phase(), Phase::ToolError);
 }

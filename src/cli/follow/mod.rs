@@ -297,7 +297,7 @@ impl Follower {
         target.exit = Some(exit_code(&task));
         if let Mode::Call { .. } = self.mode {
             let v = match (&task.result, &task.error) {
-                (Some(r), _) => r.clone(),
+                (Some(r), _) => (**r).clone(),
                 (None, Some(e)) => serde_json::to_value(e).unwrap_or(Value::Null),
                 (None, None) => task_line(key.0.as_str(), &task, crate::engine::UpdateSource::Poll),
             };

@@ -420,7 +420,11 @@ impl ServerActor {
 
     /// The set of pending keys changed without a new snapshot (answered elsewhere).
     async fn report_pending(&mut self, task_id: &TaskId) {
-        if let Some(last) = self.tasks.get(task_id).and_then(|t| t.last.as_deref().cloned()) {
+        if let Some(last) = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.last.as_deref().cloned())
+        {
             let ev = self.updated(last, UpdateSource::Ledger, None);
             self.emit(ev).await;
         }

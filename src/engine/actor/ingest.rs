@@ -32,7 +32,11 @@ impl ServerActor {
             return;
         }
         // What the tracker kept (a payload that came early is merged in).
-        let Some(task) = self.tasks.get(&task_id).and_then(|t| t.last.as_deref().cloned()) else {
+        let Some(task) = self
+            .tasks
+            .get(&task_id)
+            .and_then(|t| t.last.as_deref().cloned())
+        else {
             return;
         };
         let findings =
@@ -157,15 +161,19 @@ impl ServerActor {
         let Some(mut task) = tr.last.as_deref().cloned() else {
             return;
         };
-        task.result = result;
-        task.error = error;
+        task.result = result.map(Box::new);
+        task.error = error.map(Box::new);
         self.seq += 1;
         self.apply(task, self.seq, UpdateSource::Resync, None).await;
     }
 
     /// A terminal task's snapshot gained its result or error: store and report it.
     async fn payload_added(&mut self, task_id: &TaskId) {
-        let Some(task) = self.tasks.get(task_id).and_then(|t| t.last.as_deref().cloned()) else {
+        let Some(task) = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.last.as_deref().cloned())
+        else {
             return;
         };
         if let Some(ledger) = &self.ledger {

@@ -152,7 +152,9 @@ fn a_terminal_task_gains_its_payload_but_never_another_state() {
     let mut s = fresh();
     run(&mut s, vec![updated(task("t1", TaskStatus::Completed))]);
     let mut with_result = task("t1", TaskStatus::Completed);
-    with_result.result = Some(json!({"content": [{"type": "text", "text": "report"}]}));
+    with_result.result = Some(Box::new(
+        json!({"content": [{"type": "text", "text": "report"}]}),
+    ));
     run(&mut s, vec![updated(with_result)]);
     assert!(s.tasks[&tk("t1")].task.as_ref().unwrap().result.is_some());
     run(&mut s, vec![updated(task("t1", TaskStatus::Working))]);

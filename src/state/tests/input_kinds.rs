@@ -426,11 +426,11 @@ fn a_session_request_waits_in_the_inbox_and_closes_when_withdrawn() {
 fn a_failed_task_says_why_in_one_line() {
     let mut s = fresh();
     let mut t = task("t1", TaskStatus::Failed);
-    t.error = Some(crate::mcp::ErrorObject {
+    t.error = Some(Box::new(crate::mcp::ErrorObject {
         code: -32603,
         message: "Upstream unavailable".into(),
         data: None,
-    });
+    }));
     run(&mut s, vec![updated(t)]);
     assert_eq!(
         s.tasks[&tk("t1")].failure_reason().as_deref(),
@@ -438,9 +438,9 @@ fn a_failed_task_says_why_in_one_line() {
     );
     // a legacy tool error carries its reason in the result text
     let mut t = task("t2", TaskStatus::Failed);
-    t.result = Some(
+    t.result = Some(Box::new(
         json!({"isError": true, "content": [{"type": "text", "text": "Error: McpError -32601"}]}),
-    );
+    ));
     run(&mut s, vec![updated(t)]);
     let key2 = TaskKey::new(&srv(), &crate::engine::TaskId::new("t2"));
     assert_eq!(

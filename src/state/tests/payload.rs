@@ -29,7 +29,9 @@ fn resumed(ids: &[&str], more: usize) -> Msg {
 fn payload() -> Payload {
     Payload {
         arguments: Some(json!({"pages": 3})),
-        result: Some(json!({"content": [{"type": "text", "text": "the report"}]})),
+        result: Some(Box::new(
+            json!({"content": [{"type": "text", "text": "the report"}]}),
+        )),
         error: None,
     }
 }
