@@ -218,12 +218,16 @@ fn frame_gap(cost: Duration) -> Duration {
 /// between frames. The first change after a quiet `gap` is drawn at once (whatever
 /// already waited in the channel was folded in first); later changes of a burst wait for
 /// `gap` after the last frame and for messages to pause for `SETTLE` (or for a whole
-/// `gap`).
+/// `gap`). A dear frame's spacing is for bursts: once messages have paused for as long as
+/// a frame costs (a quarter of the gap), the burst is over and is drawn then, though not
+/// sooner than half the gap (or `FRAME`) after the last frame.
 fn draw_at(last_draw: Instant, gap: Duration, dirty_since: Instant, last_msg: Instant) -> Instant {
     if dirty_since >= last_draw + gap {
         return dirty_since;
     }
-    (last_draw + gap).max((last_msg + SETTLE).min(dirty_since + gap))
+    let burst = (last_draw + gap).max((last_msg + SETTLE).min(dirty_since + gap));
+    let over = (last_msg + gap / 4).max(last_draw + FRAME.max(gap / 2));
+    burst.min(over)
 }
 
 /// Engine events folded in at most before the loop looks at input and the screen again.
@@ -562,9 +566,15 @@ mod tests {
         );
         let drawn = Instant::now();
         let gap = frame_gap(Duration::from_millis(10));
-        // a change 20 ms after a dear frame waits for its gap, not the 60 fps cap
-        let change = drawn + Duration::from_millis(20);
-        assert_eq!(draw_at(drawn, gap, change, change), drawn + gap);
+        // changes still coming after a dear frame wait for its whole gap, not the 60 fps cap
+        let first = drawn + Duration::from_millis(5);
+        let busy = drawn + Duration::from_millis(38);
+        assert_eq!(draw_at(drawn, gap, first, busy), drawn + gap);
+        // a burst that stopped is drawn once quiet for a frame's cost (10 ms here)…
+        let last = drawn + Duration::from_millis(25);
+        assert_eq!(draw_at(drawn, gap, first, last), last + gap / 4);
+        // …but never sooner than half the gap after the frame
+        assert_eq!(draw_at(drawn, gap, first, first), drawn + gap / 2);
         // and after a quiet gap it is drawn at once
         let later = drawn + Duration::from_millis(50);
         assert_eq!(draw_at(drawn, gap, later, later), later);
