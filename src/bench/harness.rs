@@ -78,6 +78,10 @@ pub struct Record {
     /// First frame whose board held at least `want_tasks` tasks.
     pub want_tasks: usize,
     pub full_frame: Option<Instant>,
+    /// When the last chunk of resumed tasks had been folded in.
+    pub resumed: Option<Instant>,
+    /// Frames drawn before `full_frame`.
+    pub frames_to_full: u64,
 }
 
 /// Shared handle on a probe's record.
@@ -114,6 +118,9 @@ impl Probe for BenchProbe {
         let now = Instant::now();
         let mut r = self.lock();
         r.messages += 1;
+        if let Msg::Engine(EngineEvent::TasksResumed { .. }) = msg {
+            r.resumed = Some(now);
+        }
         if let Msg::Engine(EngineEvent::TaskUpdated { task, source, .. }) = msg {
             r.updates.push(Seen {
                 task_id: task.task_id.clone(),
@@ -155,6 +162,7 @@ impl Probe for BenchProbe {
             r.board_input = state.board.waiting_total();
             if r.full_frame.is_none() && r.board_tasks >= r.want_tasks && r.want_tasks > 0 {
                 r.full_frame = Some(now);
+                r.frames_to_full = r.frames;
                 true
             } else {
                 false

@@ -352,9 +352,9 @@ pub async fn startup(tasks: usize, db: Option<PathBuf>) -> anyhow::Result<()> {
         matches!(got, Ok(Ok(()))),
         "no frame showed all {tasks} tasks"
     );
-    let (first, full) = {
+    let (first, full, resumed, frames) = {
         let r = snapshot(&rec);
-        (r.first_frame, r.full_frame)
+        (r.first_frame, r.full_frame, r.resumed, r.frames_to_full)
     };
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (rss, peak) = rss_kb();
@@ -368,6 +368,10 @@ pub async fn startup(tasks: usize, db: Option<PathBuf>) -> anyhow::Result<()> {
         "  first frame {:.1} ms, first frame showing all {tasks} tasks {:.1} ms",
         since(first),
         since(full)
+    );
+    report!(
+        "  the last of them reached the loop at {:.1} ms; {frames} frames were drawn up to that one",
+        since(resumed)
     );
     report!(
         "  RSS {:.1} MB after loading (peak {:.1} MB; {:.1} MB before opening the ledger)",

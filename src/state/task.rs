@@ -243,10 +243,14 @@ impl TaskRow {
         if let Some(c) = task.created_at.as_deref().and_then(crate::mcp::parse_time) {
             self.created = Some(c);
         }
-        self.message_fraction = task
-            .status_message
-            .as_deref()
-            .and_then(progress::fraction_from_message);
+        // A completed task is done whatever its message says (see `fraction`).
+        self.message_fraction = match task.status {
+            TaskStatus::Completed => None,
+            _ => task
+                .status_message
+                .as_deref()
+                .and_then(progress::fraction_from_message),
+        };
         if let Some(mark) = &self.answer {
             let keys: BTreeSet<String> = task.input_requests.keys().cloned().collect();
             if mark.baseline_status.as_ref() != Some(&task.status) || mark.baseline_keys != keys {
