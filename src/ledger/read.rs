@@ -46,12 +46,14 @@ pub(super) const SELECT_TASK: &str =
     concat!(select_task!("t.arguments", "t.snapshot"), " FROM tasks t");
 
 /// [`SELECT_TASK`] for resuming: a finished task is read lean (see [`TaskRecord::lean`]),
-/// and column 23 says whether it was.
+/// and column 23 says whether it was. Snapshots are stored as compact JSON, where a tool
+/// error's result holds the text `"isError":true` (inside a string its quotes would be
+/// escaped); a snapshot holding it anywhere is read whole, which is only ever less lean.
 const SCAN_TASK: &str = concat!(
     select_task!(
         "CASE WHEN (t.terminal = 1 OR t.expired = 1) THEN NULL ELSE t.arguments END",
-        "CASE WHEN (t.terminal = 1 OR t.expired = 1) AND json_valid(t.snapshot)
-                   AND json_extract(t.snapshot, '$.result.isError') IS NOT 1
+        "CASE WHEN (t.terminal = 1 OR t.expired = 1)
+                   AND instr(t.snapshot, '\"isError\":true') = 0 AND json_valid(t.snapshot)
               THEN json_remove(t.snapshot, '$.result', '$.error.data')
               ELSE t.snapshot END"
     ),
