@@ -29,8 +29,8 @@ impl ServerActor {
     /// Report every task the ledger holds for this server and follow the unfinished ones.
     /// The ledger thread reads in chunks while this actor reports the previous one, the
     /// finished tasks of a chunk in one event; the unfinished tasks are adopted once
-    /// reading is over (adopting one may need the
-    /// ledger, which is busy reading until then).
+    /// reading is over (adopting one may need the ledger, which is busy reading until
+    /// then).
     pub(super) async fn resume_from_ledger(&mut self) {
         let Some(ledger) = self.ledger.clone() else {
             return;
@@ -44,8 +44,9 @@ impl ServerActor {
             })
         });
         let mut unfinished = Vec::new();
-        let mut sent = 0;
+        let mut read_so_far = 0;
         while let Some((total, chunk)) = chunks.recv().await {
+            read_so_far += chunk.len();
             let mut tasks = Vec::with_capacity(chunk.len());
             for rec in chunk {
                 if finished(&rec) {
@@ -54,11 +55,13 @@ impl ServerActor {
                     unfinished.push(rec);
                 }
             }
-            sent += tasks.len();
+            if tasks.is_empty() {
+                continue;
+            }
             self.emit(EngineEvent::TasksResumed {
                 server: self.id(),
                 tasks,
-                more: total.saturating_sub(sent),
+                more: total.saturating_sub(read_so_far),
             })
             .await;
         }
