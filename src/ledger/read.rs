@@ -275,20 +275,12 @@ fn scan_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
 }
 
 impl Ledger {
-    /// How many tasks [`Ledger::scan_server`] would read (with the same arguments).
-    pub fn count_server(
-        &self,
-        server: &crate::ids::ServerId,
-        include_terminal: bool,
-    ) -> anyhow::Result<usize> {
-        let which = if include_terminal {
-            ""
-        } else {
-            "AND terminal = 0"
-        };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT count(*) FROM tasks WHERE server = ?1 {which}"
-        ))?;
+    /// How many tasks the ledger holds for `server` (what [`Ledger::scan_server`] reads with
+    /// `include_terminal`), counted from the index alone.
+    pub fn count_server(&self, server: &crate::ids::ServerId) -> anyhow::Result<usize> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM tasks WHERE server = ?1")?;
         let n: i64 = stmt.query_row(params![server], |r| r.get(0))?;
         Ok(usize::try_from(n).unwrap_or(0))
     }

@@ -38,7 +38,8 @@ impl ServerActor {
         let (server, history) = (self.id(), self.cfg.history);
         let (tx, mut chunks) = mpsc::channel::<(usize, Vec<TaskRecord>)>(2);
         let read = ledger.submit(move |l| {
-            let total = l.count_server(&server, history)?;
+            // Only finished tasks are reported in chunks, and only with history.
+            let total = if history { l.count_server(&server)? } else { 0 };
             l.scan_server(&server, history, RESUME_CHUNK, |c| {
                 tx.blocking_send((total, c)).is_ok()
             })
