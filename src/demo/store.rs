@@ -3,6 +3,7 @@
 //! push streams read. No HTTP and no JSON-RPC envelopes here.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
@@ -113,11 +114,14 @@ struct Record {
 }
 
 impl Record {
-    fn expired(&self, now: DateTime<Utc>) -> bool {
+    /// When its TTL runs out (`None`: beyond what a timestamp holds).
+    fn deadline(&self) -> Option<DateTime<Utc>> {
         let ttl = chrono::Duration::milliseconds(i64::try_from(self.ttl_ms).unwrap_or(i64::MAX));
-        self.created_at
-            .checked_add_signed(ttl)
-            .is_some_and(|deadline| now >= deadline)
+        self.created_at.checked_add_signed(ttl)
+    }
+
+    fn expired(&self, now: DateTime<Utc>) -> bool {
+        self.deadline().is_some_and(|deadline| now >= deadline)
     }
 
     fn build_snapshot(&self, id: &str) -> Value {
@@ -150,6 +154,9 @@ impl Record {
 /// The task table. Cheap to share (`Arc<Store>`); the lock is never held across an await.
 pub struct Store {
     tasks: Mutex<HashMap<String, Record>>,
+    /// No task's TTL runs out before this (ms since the epoch; written under the `tasks`
+    /// lock), so a sweep before it looks at nothing.
+    soonest: AtomicI64,
     changes: broadcast::Sender<Arc<TaskChange>>,
     next_seq: Mutex<u64>,
 }
@@ -165,6 +172,7 @@ impl Store {
         let (changes, _) = broadcast::channel(4096);
         Store {
             tasks: Mutex::new(HashMap::new()),
+            soonest: AtomicI64::new(i64::MAX),
             changes,
             next_seq: Mutex::new(0),
         }
@@ -250,7 +258,11 @@ impl Store {
         };
         rec.snapshot = rec.build_snapshot(&id);
         let out = (id.clone(), rec.snapshot.clone(), rec.cancel.clone());
-        self.lock().insert(id, rec);
+        let deadline = rec.deadline().map_or(i64::MAX, |d| d.timestamp_millis());
+        let mut tasks = self.lock();
+        tasks.insert(id, rec);
+        self.soonest.fetch_min(deadline, Ordering::Relaxed);
+        drop(tasks);
         out
     }
 
@@ -475,9 +487,22 @@ impl Store {
         expired.len()
     }
 
-    /// Purge every task whose `createdAt + ttlMs` has passed; stops their work.
+    /// Purge every task whose `createdAt + ttlMs` has passed; stops their work. Before the
+    /// soonest deadline it costs one atomic read.
     pub fn sweep(&self, now: DateTime<Utc>) -> usize {
-        Self::purge(&mut self.lock(), now)
+        if now.timestamp_millis() < self.soonest.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let mut tasks = self.lock();
+        let purged = Self::purge(&mut tasks, now);
+        let soonest = tasks
+            .values()
+            .filter_map(|r| r.deadline())
+            .map(|d| d.timestamp_millis())
+            .min()
+            .unwrap_or(i64::MAX);
+        self.soonest.store(soonest, Ordering::Relaxed);
+        purged
     }
 
     /// Stop every task's work (server shutdown).

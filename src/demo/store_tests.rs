@@ -67,6 +67,26 @@ fn legacy_tool_error_is_failed_modern_is_completed() {
 }
 
 #[test]
+fn a_sweep_finds_each_deadline_whatever_order_tasks_came_in() {
+    let store = Store::new();
+    let (long, _, _) = store.create(Scope::Modern, 3_600_000, 1000, "x");
+    assert_eq!(store.sweep(Utc::now()), 0);
+    // created after the sweep that saw only the long one, and due much sooner
+    let (short, _, cancel) = store.create(Scope::Modern, 50, 1000, "x");
+    let later = Utc::now() + chrono::Duration::milliseconds(60);
+    assert_eq!(store.sweep(later), 1);
+    assert!(cancel.is_cancelled());
+    assert_eq!(store.sweep(later), 0);
+    assert_eq!(
+        store.read(&short, &Scope::Modern, false, false),
+        Err(StoreError::NotFound)
+    );
+    assert!(store.read(&long, &Scope::Modern, false, false).is_ok());
+    let much_later = Utc::now() + chrono::Duration::hours(2);
+    assert_eq!(store.sweep(much_later), 1);
+}
+
+#[test]
 fn ttl_expiry_purges_and_stops_work() {
     let store = Store::new();
     let (id, _, cancel) = store.create(Scope::Modern, 50, 1000, "x");

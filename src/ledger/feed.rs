@@ -53,7 +53,8 @@ impl Ledger {
     fn data_version_changed(&self) -> anyhow::Result<bool> {
         let v: i64 = self
             .conn
-            .pragma_query_value(None, "data_version", |r| r.get(0))?;
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |r| r.get(0))?;
         Ok(self.data_version.replace(Some(v)) != Some(v))
     }
 

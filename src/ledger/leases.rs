@@ -171,8 +171,9 @@ impl Ledger {
     }
 
     /// Which of `ids` (tasks of `server`) a live process other than `me` follows: what
-    /// `follower` says for each, in one query (only other owners' leases are read, so
-    /// a process that follows everything alone reads nothing).
+    /// `follower` says for each, in one query (only other owners' leases are read, two
+    /// ranges of the owner index, so a process that follows everything alone reads
+    /// nothing).
     pub fn followed_by_others(
         &self,
         server: &ServerId,
@@ -180,8 +181,9 @@ impl Ledger {
         me: &Owner,
     ) -> anyhow::Result<HashSet<TaskId>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT t.task_id, f.owner FROM follows f JOIN tasks t ON t.id = f.task
-              WHERE t.server = ?1 AND f.owner != ?2 AND f.until >= ?3",
+            "SELECT t.task_id, f.owner FROM follows f INDEXED BY follows_by_owner
+               JOIN tasks t ON t.id = f.task
+              WHERE (f.owner < ?2 OR f.owner > ?2) AND t.server = ?1 AND f.until >= ?3",
         )?;
         let rows = stmt.query_map(params![server, me.as_str(), now_ms()], |r| {
             Ok((r.get::<_, TaskId>(0)?, r.get::<_, String>(1)?))

@@ -135,6 +135,35 @@ fn one_process_follows_a_task_at_a_time() {
     assert_eq!(b.follower(&srv(), &TaskId::new("t1"), &ob).unwrap(), None);
 }
 
+#[test]
+fn leases_of_owners_on_either_side_of_mine_are_found() {
+    let (_dir, a, b) = pair();
+    for id in ["t1", "t2", "t3"] {
+        create(&a, id);
+    }
+    let ids = [TaskId::new("t1"), TaskId::new("t2"), TaskId::new("t3")];
+    let ttl = Duration::from_secs(30);
+    let (low, me, high) = (Owner::new(), Owner::new(), Owner::new());
+    let mut by_token = [low, me, high];
+    by_token.sort_by(|x, y| x.as_str().cmp(y.as_str()));
+    let [low, me, high] = by_token;
+    assert_eq!(a.claim(&srv(), &ids[..1], &low, ttl).unwrap().len(), 1);
+    assert_eq!(a.claim(&srv(), &ids[1..2], &me, ttl).unwrap().len(), 1);
+    assert_eq!(b.claim(&srv(), &ids[2..], &high, ttl).unwrap().len(), 1);
+    let others = b.followed_by_others(&srv(), &ids, &me).unwrap();
+    assert_eq!(
+        others,
+        [ids[0].clone(), ids[2].clone()].into_iter().collect()
+    );
+    // Another server's tasks are not this one's.
+    let elsewhere = ServerId::named("elsewhere");
+    assert!(
+        b.followed_by_others(&elsewhere, &ids, &me)
+            .unwrap()
+            .is_empty()
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_dead_process_lease_is_free_at_once() {

@@ -188,6 +188,9 @@ pub struct State {
     pub command: Option<command::CommandLine>,
     /// When each pending input request was first seen (orders the inbox).
     pub input_since: HashMap<(TaskKey, String), Now>,
+    /// Nothing but ticks since `input_since` was last swept of answered requests (an idle
+    /// board does not walk it every second).
+    pub input_swept: bool,
     /// Theme names `:theme` offers, and the one in use.
     pub themes: Vec<String>,
     pub theme: String,
@@ -216,6 +219,7 @@ impl State {
             page_rows: 10,
             command: None,
             input_since: HashMap::new(),
+            input_swept: true,
             themes: vec!["dark".to_string()],
             theme: "dark".to_string(),
             foreground: Vec::new(),

@@ -17,6 +17,9 @@ use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 /// Apply one message; returns the effects to execute, in order.
 pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
     let mut fx = Vec::new();
+    if !matches!(msg, Msg::Tick) {
+        state.input_swept = false;
+    }
     match msg {
         Msg::Key(key) => {
             state.ensure_view();
@@ -51,7 +54,9 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
         } => board::viewport(state, table_rows, page_rows),
         Msg::Tick => {
             notices::age(state, now);
-            inbox::forget_answered(state);
+            if !std::mem::replace(&mut state.input_swept, true) {
+                inbox::forget_answered(state);
+            }
         }
     }
     fx
