@@ -188,11 +188,12 @@ impl Ledger {
         let rows = stmt.query_map(params![server, me.as_str(), now_ms()], |r| {
             Ok((r.get::<_, TaskId>(0)?, r.get::<_, String>(1)?))
         })?;
-        let wanted: HashSet<&TaskId> = ids.iter().collect();
+        let mut wanted: Option<HashSet<&TaskId>> = None; // built only when another owner holds some
         let mut alive: HashMap<String, bool> = HashMap::new();
         let mut out = HashSet::new();
         for row in rows {
             let (id, owner) = row?;
+            let wanted = wanted.get_or_insert_with(|| ids.iter().collect());
             if wanted.contains(&id) && *alive.entry(owner).or_insert_with_key(|o| owner_alive(o)) {
                 out.insert(id);
             }
