@@ -84,13 +84,14 @@ impl Ledger {
         let mut owned = Vec::new();
         for id in ids {
             let row: Option<(i64, Option<String>, Option<i64>)> = tx
-                .query_row(
+                .prepare_cached(
                     "SELECT t.id, f.owner, f.until FROM tasks t
                        LEFT JOIN follows f ON f.task = t.id
                       WHERE t.server = ?1 AND t.task_id = ?2",
-                    params![server, id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
+                )?
+                .query_row(params![server, id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
                 .optional()?;
             let Some((row, holder, held_until)) = row else {
                 continue;
@@ -102,12 +103,12 @@ impl Ledger {
                 (Some(_), None) => true,
             };
             if free {
-                tx.execute(
+                tx.prepare_cached(
                     "INSERT INTO follows (task, owner, until) VALUES (?1, ?2, ?3)
                      ON CONFLICT (task) DO UPDATE SET owner = excluded.owner,
                          until = excluded.until",
-                    params![row, owner.as_str(), until],
-                )?;
+                )?
+                .execute(params![row, owner.as_str(), until])?;
                 owned.push(id.clone());
             }
         }
@@ -117,10 +118,10 @@ impl Ledger {
 
     /// Extend every lease `owner` holds by `ttl` from now. Returns how many it holds.
     pub fn renew(&self, owner: &Owner, ttl: Duration) -> anyhow::Result<usize> {
-        let n = self.conn.execute(
-            "UPDATE follows SET until = ?2 WHERE owner = ?1",
-            params![owner.as_str(), until(ttl)],
-        )?;
+        let n = self
+            .conn
+            .prepare_cached("UPDATE follows SET until = ?2 WHERE owner = ?1")?
+            .execute(params![owner.as_str(), until(ttl)])?;
         Ok(n)
     }
 
@@ -128,11 +129,11 @@ impl Ledger {
     pub fn release(&self, server: &ServerId, ids: &[TaskId], owner: &Owner) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
         for id in ids {
-            tx.execute(
+            tx.prepare_cached(
                 "DELETE FROM follows WHERE owner = ?3
                     AND task = (SELECT id FROM tasks WHERE server = ?1 AND task_id = ?2)",
-                params![server, id, owner.as_str()],
-            )?;
+            )?
+            .execute(params![server, id, owner.as_str()])?;
         }
         tx.commit()?;
         Ok(())
@@ -140,10 +141,9 @@ impl Ledger {
 
     /// Give up every lease `owner` holds (on shutdown).
     pub fn release_all(&self, owner: &Owner) -> anyhow::Result<()> {
-        self.conn.execute(
-            "DELETE FROM follows WHERE owner = ?1",
-            params![owner.as_str()],
-        )?;
+        self.conn
+            .prepare_cached("DELETE FROM follows WHERE owner = ?1")?
+            .execute(params![owner.as_str()])?;
         Ok(())
     }
 
@@ -157,12 +157,11 @@ impl Ledger {
     ) -> anyhow::Result<Option<String>> {
         let row: Option<(String, i64)> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT f.owner, f.until FROM follows f JOIN tasks t ON t.id = f.task
                   WHERE t.server = ?1 AND t.task_id = ?2",
-                params![server, id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            )?
+            .query_row(params![server, id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         Ok(row.and_then(|(owner, until)| {
             let live = owner != me.as_str() && until >= now_ms() && owner_alive(&owner);

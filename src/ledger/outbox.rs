@@ -74,26 +74,23 @@ impl Ledger {
     ) -> anyhow::Result<Option<i64>> {
         let tx = self.write_tx()?;
         let task: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM tasks WHERE server = ?1 AND task_id = ?2",
-                params![server, task_id],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT id FROM tasks WHERE server = ?1 AND task_id = ?2")?
+            .query_row(params![server, task_id], |r| r.get(0))
             .optional()?;
         let Some(task) = task else {
             return Ok(None);
         };
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO outbox (task, kind, payload, requester, requested_at)
              VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                task,
-                kind.as_str(),
-                serde_json::to_string(payload)?,
-                requester,
-                now_ms()
-            ],
-        )?;
+        )?
+        .execute(params![
+            task,
+            kind.as_str(),
+            serde_json::to_string(payload)?,
+            requester,
+            now_ms()
+        ])?;
         let id = tx.last_insert_rowid();
         tx.touch(task)?;
         tx.commit()?;
@@ -105,11 +102,11 @@ impl Ledger {
         let tx = self.write_tx()?;
         let seq = tx.seq()?;
         let outcome = json!({ "ok": error.is_none(), "error": error });
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE outbox SET done_at = ?2, done_seq = ?3, outcome = ?4
               WHERE id = ?1 AND done_at IS NULL",
-            params![id, now_ms(), seq, serde_json::to_string(&outcome)?],
-        )?;
+        )?
+        .execute(params![id, now_ms(), seq, serde_json::to_string(&outcome)?])?;
         tx.commit()?;
         Ok(())
     }

@@ -50,25 +50,23 @@ impl Ledger {
         server_name: Option<&str>,
     ) -> anyhow::Result<i64> {
         let tx = self.write_tx()?;
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO sessions (server, session_id, protocol_version, capabilities,
                  server_name, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (server, session_id) DO NOTHING",
-            params![
-                server,
-                session_id,
-                protocol_version,
-                serde_json::to_string(capabilities)?,
-                server_name,
-                now_ms()
-            ],
-        )?;
-        let id: i64 = tx.query_row(
-            "SELECT id FROM sessions WHERE server = ?1 AND session_id = ?2",
-            params![server, session_id],
-            |r| r.get(0),
-        )?;
+        )?
+        .execute(params![
+            server,
+            session_id,
+            protocol_version,
+            serde_json::to_string(capabilities)?,
+            server_name,
+            now_ms()
+        ])?;
+        let id: i64 = tx
+            .prepare_cached("SELECT id FROM sessions WHERE server = ?1 AND session_id = ?2")?
+            .query_row(params![server, session_id], |r| r.get(0))?;
         tx.commit()?;
         Ok(id)
     }
@@ -77,27 +75,26 @@ impl Ledger {
     pub fn session(&self, id: i64) -> anyhow::Result<Option<SessionRecord>> {
         Ok(self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT id, server, session_id, protocol_version, capabilities, server_name,
                         lost_at IS NOT NULL
                    FROM sessions WHERE id = ?1",
-                params![id],
-                |r| {
-                    Ok(SessionRecord {
-                        id: r.get(0)?,
-                        server: r.get(1)?,
-                        session_id: r.get(2)?,
-                        protocol_version: r.get(3)?,
-                        capabilities: r
-                            .get::<_, String>(4)
-                            .ok()
-                            .and_then(|s| serde_json::from_str(&s).ok())
-                            .unwrap_or(Value::Null),
-                        server_name: r.get(5)?,
-                        lost: r.get(6)?,
-                    })
-                },
-            )
+            )?
+            .query_row(params![id], |r| {
+                Ok(SessionRecord {
+                    id: r.get(0)?,
+                    server: r.get(1)?,
+                    session_id: r.get(2)?,
+                    protocol_version: r.get(3)?,
+                    capabilities: r
+                        .get::<_, String>(4)
+                        .ok()
+                        .and_then(|s| serde_json::from_str(&s).ok())
+                        .unwrap_or(Value::Null),
+                    server_name: r.get(5)?,
+                    lost: r.get(6)?,
+                })
+            })
             .optional()?)
     }
 
@@ -106,10 +103,8 @@ impl Ledger {
     pub fn session_lost(&self, id: i64) -> anyhow::Result<Vec<TaskId>> {
         let tx = self.write_tx()?;
         let now = now_ms();
-        tx.execute(
-            "UPDATE sessions SET lost_at = coalesce(lost_at, ?2) WHERE id = ?1",
-            params![id, now],
-        )?;
+        tx.prepare_cached("UPDATE sessions SET lost_at = coalesce(lost_at, ?2) WHERE id = ?1")?
+            .execute(params![id, now])?;
         let rows: Vec<(i64, TaskId)> = {
             let mut stmt =
                 tx.prepare("SELECT id, task_id FROM tasks WHERE session = ?1 AND terminal = 0")?;

@@ -40,52 +40,52 @@ impl Ledger {
         let task = new.task;
         match find_row(&tx, new.server, &task.task_id)? {
             Some(row) => {
-                tx.execute(
+                tx.prepare_cached(
                     "UPDATE tasks SET era = coalesce(era, ?2), tool = coalesce(tool, ?3),
                          arguments = coalesce(arguments, ?4),
                          parent_task = coalesce(parent_task, ?5),
                          session = coalesce(session, ?6),
                          started_by = coalesce(started_by, ?7)
                      WHERE id = ?1",
-                    params![
-                        row.id,
-                        new.era.as_str(),
-                        new.tool,
-                        args,
-                        new.parent_task,
-                        new.session,
-                        new.started_by
-                    ],
-                )?;
+                )?
+                .execute(params![
+                    row.id,
+                    new.era.as_str(),
+                    new.tool,
+                    args,
+                    new.parent_task,
+                    new.session,
+                    new.started_by
+                ])?;
                 tx.touch(row.id)?;
             }
             None => {
                 let terminal = task.status.is_terminal();
-                tx.execute(
+                tx.prepare_cached(
                     "INSERT INTO tasks (server, task_id, era, tool, arguments, recorded_at,
                          server_created_at, snapshot, status, terminal, terminal_at, last_seen,
                          poll_interval_ms, ttl_ms, parent_task, session, started_by)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?6, ?12, ?13, ?14,
                          ?15, ?16)",
-                    params![
-                        new.server,
-                        task.task_id,
-                        new.era.as_str(),
-                        new.tool,
-                        args,
-                        now,
-                        task.created_at,
-                        serde_json::to_string(task)?,
-                        task.status.as_str(),
-                        terminal,
-                        terminal.then_some(now),
-                        to_sql_u64(task.poll_interval_ms),
-                        to_sql_u64(task.ttl_ms),
-                        new.parent_task,
-                        new.session,
-                        new.started_by,
-                    ],
-                )?;
+                )?
+                .execute(params![
+                    new.server,
+                    task.task_id,
+                    new.era.as_str(),
+                    new.tool,
+                    args,
+                    now,
+                    task.created_at,
+                    serde_json::to_string(task)?,
+                    task.status.as_str(),
+                    terminal,
+                    terminal.then_some(now),
+                    to_sql_u64(task.poll_interval_ms),
+                    to_sql_u64(task.ttl_ms),
+                    new.parent_task,
+                    new.session,
+                    new.started_by,
+                ])?;
                 let id = tx.last_insert_rowid();
                 tx.touch(id)?;
                 let detail = json!({ "tool": new.tool, "status": task.status.as_str() });
@@ -120,11 +120,11 @@ impl Ledger {
                 &json!({ "tracked": true }),
             )?;
         }
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE tasks SET era = coalesce(era, ?2), session = coalesce(session, ?3)
              WHERE id = ?1",
-            params![id, era.map(Era::as_str), session],
-        )?;
+        )?
+        .execute(params![id, era.map(Era::as_str), session])?;
         tx.commit()?;
         Ok(())
     }
@@ -233,10 +233,10 @@ impl Ledger {
             _ => None,
         };
         if let Some(state) = cancel_state {
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE tasks SET cancel_state = max(cancel_state, ?2) WHERE id = ?1",
-                params![id, state],
-            )?;
+            )?
+            .execute(params![id, state])?;
         }
         tx.touch(id)?;
         tx.commit()?;
@@ -256,11 +256,12 @@ impl Ledger {
         let tx = self.write_tx()?;
         let now = now_ms();
         let (id, _) = ensure_task(&tx, server, task_id, None, now)?;
-        let added = tx.execute(
-            "INSERT OR IGNORE INTO answered_keys (task, input_key, action, answered_at)
+        let added = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO answered_keys (task, input_key, action, answered_at)
              VALUES (?1, ?2, ?3, ?4)",
-            params![id, key, action, now],
-        )?;
+            )?
+            .execute(params![id, key, action, now])?;
         if added > 0 {
             tx.touch(id)?;
         }
@@ -296,11 +297,12 @@ impl Ledger {
     /// keeping (a mistyped id): only a bare tracked row with no snapshot is deleted.
     pub fn forget_unconfirmed(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<bool> {
         let tx = self.write_tx()?;
-        let n = tx.execute(
-            "DELETE FROM tasks WHERE server = ?1 AND task_id = ?2 AND snapshot IS NULL
+        let n = tx
+            .prepare_cached(
+                "DELETE FROM tasks WHERE server = ?1 AND task_id = ?2 AND snapshot IS NULL
                  AND tool IS NULL AND terminal = 0",
-            params![server, task_id],
-        )?;
+            )?
+            .execute(params![server, task_id])?;
         tx.commit()?;
         Ok(n > 0)
     }
@@ -363,12 +365,13 @@ pub(super) fn tombstone(
     now: i64,
     why: Tombstone,
 ) -> anyhow::Result<bool> {
-    let updated = tx.execute(
-        "UPDATE tasks SET expired = 1, terminal = 1, terminal_at = coalesce(terminal_at, ?2),
+    let updated = tx
+        .prepare_cached(
+            "UPDATE tasks SET expired = 1, terminal = 1, terminal_at = coalesce(terminal_at, ?2),
              end_reason = ?3
          WHERE id = ?1 AND expired = 0",
-        params![id, now, why.as_str()],
-    )?;
+        )?
+        .execute(params![id, now, why.as_str()])?;
     if updated > 0 {
         let detail = json!({ "reason": why.as_str() });
         push_event(tx, id, now, EventKind::Expired, None, &detail)?;
@@ -444,10 +447,8 @@ fn apply_snapshot(
     match judge(prev.as_ref(), row.terminal, task) {
         Verdict::Accept => {}
         Verdict::Payload => {
-            tx.execute(
-                "UPDATE tasks SET snapshot = ?2, last_seen = ?3 WHERE id = ?1",
-                params![id, serde_json::to_string(task)?, now],
-            )?;
+            tx.prepare_cached("UPDATE tasks SET snapshot = ?2, last_seen = ?3 WHERE id = ?1")?
+                .execute(params![id, serde_json::to_string(task)?, now])?;
             let detail = json!({ "status": task.status.as_str(), "payload": true });
             push_event(tx, id, now, source, latency_ms, &detail)?;
             tx.touch(id)?;
