@@ -63,7 +63,7 @@ impl ServerActor {
                 for id in self.owned_ids() {
                     self.schedule.set(&id, now);
                 }
-                self.update_listen_ids();
+                self.listen_ids_now();
                 for cmd in std::mem::take(&mut self.queued) {
                     Box::pin(self.on_command(cmd)).await;
                 }

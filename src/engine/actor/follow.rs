@@ -286,13 +286,17 @@ impl ServerActor {
         let (server, id) = (self.id(), task_id.clone());
         let era = self.client.as_ref().map(|c| c.era());
         let session = self.home_session;
-        let recorded = self
+        let (owner, ttl) = (self.owner.clone(), self.cfg.lease_ttl);
+        // One trip to the ledger thread: record it, read it back, take its lease.
+        let (recorded, claimed) = self
             .ledger(move |l| {
                 l.record_tracked(&server, era, &id, session)?;
-                l.get(&server, &id)
+                let recorded = l.get(&server, &id)?;
+                let claimed = !l.claim(&server, &[id], &owner, ttl)?.is_empty();
+                Ok((recorded, claimed))
             })
             .await
-            .flatten();
+            .map_or((None, true), |(r, c)| (r, c));
         let recorded_at = recorded
             .as_ref()
             .map(|r| r.recorded_at)
@@ -318,20 +322,10 @@ impl ServerActor {
             },
         })
         .await;
-        if self.ledger.is_some() {
-            let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
-            let ids = vec![task_id.clone()];
-            let got = self
-                .ledger(move |l| l.claim(&server, &ids, &owner, ttl))
-                .await
-                .unwrap_or_default();
-            if got.is_empty()
-                && let Some(t) = self.tasks.get_mut(task_id)
-            {
-                // Another process follows it already: mirror what it records.
-                t.owned = false;
-                self.schedule.remove(task_id);
-            }
+        if !claimed && let Some(t) = self.tasks.get_mut(task_id) {
+            // Another process follows it already: mirror what it records.
+            t.owned = false;
+            self.schedule.remove(task_id);
         }
     }
 

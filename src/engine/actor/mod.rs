@@ -124,6 +124,8 @@ pub(super) struct ServerActor {
     internal_tx: mpsc::Sender<Internal>,
     internal_rx: mpsc::Receiver<Internal>,
     listen_ids: watch::Sender<BTreeSet<TaskId>>,
+    /// When `listen_ids` is recomputed next (changes within one settle share one walk).
+    listen_due: Option<Instant>,
     push_task: Option<JoinHandle<()>>,
     push_on: bool,
     subscribed: BTreeSet<TaskId>,
@@ -150,6 +152,10 @@ pub(super) struct ServerActor {
 
 /// Unchanged polls are written as a count at least this often (seconds).
 const QUIET_FLUSH_TICKS: u64 = 60;
+
+/// How long changes to the set of pushed tasks gather before it is recomputed (the listen
+/// loop lets them settle as long again before it re-listens).
+const LISTEN_SETTLE: Duration = Duration::from_millis(50);
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
     match source {
@@ -189,6 +195,7 @@ impl ServerActor {
             internal_tx,
             internal_rx,
             listen_ids,
+            listen_due: None,
             push_task: None,
             push_on: false,
             subscribed: BTreeSet::new(),
@@ -308,6 +315,7 @@ impl ServerActor {
                 Some(push) = recv_opt(&mut self.push_rx) => self.on_push(push).await,
                 _ = sleep_opt(due) => self.poll_due().await,
                 _ = sleep_opt(self.foreground.next_deadline()) => self.expire_foreground().await,
+                _ = sleep_opt(self.listen_due) => self.listen_ids_now(),
                 _ = tick.tick() => self.on_tick().await,
             }
         }
@@ -358,7 +366,16 @@ impl ServerActor {
             .collect()
     }
 
+    /// The set of tasks to be pushed may have changed: recompute it within
+    /// [`LISTEN_SETTLE`] (one walk of every task for a burst of changes, not one each).
     fn update_listen_ids(&mut self) {
+        if self.listen_due.is_none() {
+            self.listen_due = Some(Instant::now() + LISTEN_SETTLE);
+        }
+    }
+
+    fn listen_ids_now(&mut self) {
+        self.listen_due = None;
         // Only owned tasks of the home connection are pushed to us.
         let ids: BTreeSet<TaskId> = self
             .tasks
