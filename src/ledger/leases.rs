@@ -11,8 +11,10 @@ use std::time::Duration;
 use rusqlite::{OptionalExtension, params};
 
 use super::Ledger;
-use super::db::now_ms;
+use super::db::{WriteTx, now_ms};
+use super::write::tracked_in;
 use crate::ids::{ServerId, TaskId};
+use crate::mcp::types::Era;
 
 /// This process's follower token: `<pid>:<random>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -63,6 +65,50 @@ pub fn owner_alive(owner: &str) -> bool {
     }
 }
 
+/// [`Ledger::claim`] inside a write transaction.
+fn claim_in(
+    tx: &WriteTx<'_>,
+    server: &ServerId,
+    ids: &[TaskId],
+    owner: &Owner,
+    ttl: Duration,
+) -> anyhow::Result<Vec<TaskId>> {
+    let now = now_ms();
+    let until = until(ttl);
+    let mut owned = Vec::new();
+    for id in ids {
+        let row: Option<(i64, Option<String>, Option<i64>)> = tx
+            .prepare_cached(
+                "SELECT t.id, f.owner, f.until FROM tasks t
+                       LEFT JOIN follows f ON f.task = t.id
+                      WHERE t.server = ?1 AND t.task_id = ?2",
+            )?
+            .query_row(params![server, id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?;
+        let Some((row, holder, held_until)) = row else {
+            continue;
+        };
+        let free = match (&holder, held_until) {
+            (None, _) => true,
+            (Some(h), _) if h == owner.as_str() => true,
+            (Some(h), Some(u)) => u < now || !owner_alive(h),
+            (Some(_), None) => true,
+        };
+        if free {
+            tx.prepare_cached(
+                "INSERT INTO follows (task, owner, until) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (task) DO UPDATE SET owner = excluded.owner,
+                         until = excluded.until",
+            )?
+            .execute(params![row, owner.as_str(), until])?;
+            owned.push(id.clone());
+        }
+    }
+    Ok(owned)
+}
+
 fn until(ttl: Duration) -> i64 {
     now_ms().saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
 }
@@ -79,41 +125,27 @@ impl Ledger {
         ttl: Duration,
     ) -> anyhow::Result<Vec<TaskId>> {
         let tx = self.write_tx()?;
-        let now = now_ms();
-        let until = until(ttl);
-        let mut owned = Vec::new();
-        for id in ids {
-            let row: Option<(i64, Option<String>, Option<i64>)> = tx
-                .prepare_cached(
-                    "SELECT t.id, f.owner, f.until FROM tasks t
-                       LEFT JOIN follows f ON f.task = t.id
-                      WHERE t.server = ?1 AND t.task_id = ?2",
-                )?
-                .query_row(params![server, id], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
-                .optional()?;
-            let Some((row, holder, held_until)) = row else {
-                continue;
-            };
-            let free = match (&holder, held_until) {
-                (None, _) => true,
-                (Some(h), _) if h == owner.as_str() => true,
-                (Some(h), Some(u)) => u < now || !owner_alive(h),
-                (Some(_), None) => true,
-            };
-            if free {
-                tx.prepare_cached(
-                    "INSERT INTO follows (task, owner, until) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (task) DO UPDATE SET owner = excluded.owner,
-                         until = excluded.until",
-                )?
-                .execute(params![row, owner.as_str(), until])?;
-                owned.push(id.clone());
-            }
-        }
+        let owned = claim_in(&tx, server, ids, owner, ttl)?;
         tx.commit()?;
         Ok(owned)
+    }
+
+    /// Record a task followed by id (as [`Ledger::record_tracked`]) and take its lease, in
+    /// one transaction. Returns whether `owner` now follows it.
+    pub fn track_and_claim(
+        &self,
+        server: &ServerId,
+        era: Option<Era>,
+        task_id: &TaskId,
+        session: Option<i64>,
+        owner: &Owner,
+        ttl: Duration,
+    ) -> anyhow::Result<bool> {
+        let tx = self.write_tx()?;
+        tracked_in(&tx, server, era, task_id, session)?;
+        let owned = claim_in(&tx, server, std::slice::from_ref(task_id), owner, ttl)?;
+        tx.commit()?;
+        Ok(!owned.is_empty())
     }
 
     /// Extend every lease `owner` holds by `ttl` from now. Returns how many it holds.

@@ -136,6 +136,33 @@ fn one_process_follows_a_task_at_a_time() {
 }
 
 #[test]
+fn tracking_by_id_records_the_task_and_takes_its_lease_once() {
+    let (_dir, a, b) = pair();
+    let id = TaskId::new("by-id");
+    let (oa, ob) = (Owner::new(), Owner::new());
+    let ttl = Duration::from_secs(30);
+    assert!(
+        a.track_and_claim(&srv(), Some(Era::Modern), &id, None, &oa, ttl)
+            .unwrap()
+    );
+    let rec = b.get(&srv(), &id).unwrap().expect("recorded");
+    assert_eq!(rec.era, Some(Era::Modern));
+    // the second process records nothing new and leaves the lease to the first
+    assert!(
+        !b.track_and_claim(&srv(), None, &id, None, &ob, ttl)
+            .unwrap()
+    );
+    assert_eq!(
+        b.follower(&srv(), &id, &ob).unwrap().as_deref(),
+        Some(oa.as_str())
+    );
+    assert!(
+        a.track_and_claim(&srv(), None, &id, None, &oa, ttl)
+            .unwrap()
+    );
+}
+
+#[test]
 fn leases_of_owners_on_either_side_of_mine_are_found() {
     let (_dir, a, b) = pair();
     for id in ["t1", "t2", "t3"] {

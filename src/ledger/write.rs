@@ -108,23 +108,7 @@ impl Ledger {
         session: Option<i64>,
     ) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
-        let now = now_ms();
-        let (id, inserted) = ensure_task(&tx, server, task_id, era, now)?;
-        if inserted {
-            push_event(
-                &tx,
-                id,
-                now,
-                EventKind::Note,
-                None,
-                &json!({ "tracked": true }),
-            )?;
-        }
-        tx.prepare_cached(
-            "UPDATE tasks SET era = coalesce(era, ?2), session = coalesce(session, ?3)
-             WHERE id = ?1",
-        )?
-        .execute(params![id, era.map(Era::as_str), session])?;
+        tracked_in(&tx, server, era, task_id, session)?;
         tx.commit()?;
         Ok(())
     }
@@ -306,6 +290,34 @@ impl Ledger {
         tx.commit()?;
         Ok(n > 0)
     }
+}
+
+/// [`Ledger::record_tracked`] inside a write transaction.
+pub(super) fn tracked_in(
+    tx: &WriteTx<'_>,
+    server: &ServerId,
+    era: Option<Era>,
+    task_id: &TaskId,
+    session: Option<i64>,
+) -> anyhow::Result<()> {
+    let now = now_ms();
+    let (id, inserted) = ensure_task(tx, server, task_id, era, now)?;
+    if inserted {
+        push_event(
+            tx,
+            id,
+            now,
+            EventKind::Note,
+            None,
+            &json!({ "tracked": true }),
+        )?;
+    }
+    tx.prepare_cached(
+        "UPDATE tasks SET era = coalesce(era, ?2), session = coalesce(session, ?3)
+         WHERE id = ?1",
+    )?
+    .execute(params![id, era.map(Era::as_str), session])?;
+    Ok(())
 }
 
 /// Status of a task id stored before any snapshot of it (matches the schema default).

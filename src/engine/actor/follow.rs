@@ -290,10 +290,8 @@ impl ServerActor {
         // One trip to the ledger thread: record it, read it back, take its lease.
         let (recorded, claimed) = self
             .ledger(move |l| {
-                l.record_tracked(&server, era, &id, session)?;
-                let recorded = l.get(&server, &id)?;
-                let claimed = !l.claim(&server, &[id], &owner, ttl)?.is_empty();
-                Ok((recorded, claimed))
+                let claimed = l.track_and_claim(&server, era, &id, session, &owner, ttl)?;
+                Ok((l.get(&server, &id)?, claimed))
             })
             .await
             .map_or((None, true), |(r, c)| (r, c));
