@@ -80,8 +80,8 @@ fn claim_in(
         let row: Option<(i64, Option<String>, Option<i64>)> = tx
             .prepare_cached(
                 "SELECT t.id, f.owner, f.until FROM tasks t
-                       LEFT JOIN follows f ON f.task = t.id
-                      WHERE t.server = ?1 AND t.task_id = ?2",
+                   LEFT JOIN follows f ON f.task = t.id
+                  WHERE t.server = ?1 AND t.task_id = ?2",
             )?
             .query_row(params![server, id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
@@ -99,8 +99,8 @@ fn claim_in(
         if free {
             tx.prepare_cached(
                 "INSERT INTO follows (task, owner, until) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (task) DO UPDATE SET owner = excluded.owner,
-                         until = excluded.until",
+                 ON CONFLICT (task) DO UPDATE SET owner = excluded.owner,
+                     until = excluded.until",
             )?
             .execute(params![row, owner.as_str(), until])?;
             owned.push(id.clone());
