@@ -294,7 +294,7 @@ impl ServerActor {
                 Ok((l.get(&server, &id)?, claimed))
             })
             .await
-            .map_or((None, true), |(r, c)| (r, c));
+            .unwrap_or((None, true));
         let recorded_at = recorded
             .as_ref()
             .map(|r| r.recorded_at)
