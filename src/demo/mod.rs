@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use axum::serve::ListenerExt as _;
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -234,6 +235,11 @@ impl DemoServer {
         let router = http::router(app.clone());
         let shutdown = app.shutdown.clone();
         let server = tokio::spawn(async move {
+            // Notifications are small writes in bursts: without TCP_NODELAY each one after
+            // the first waits for the client's delayed ACK (40 ms on Linux).
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let serve = axum::serve(listener, router)
                 .with_graceful_shutdown(async move { shutdown.cancelled().await });
             if let Err(err) = serve.await {

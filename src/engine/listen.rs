@@ -97,14 +97,6 @@ async fn next_drained(draining: &mut Option<Draining>) -> Option<Task> {
     }
 }
 
-/// Wait until `at`, or forever without it.
-async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(t) => tokio::time::sleep_until(t).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The listen in use and when it was acknowledged.
 struct Current {
     sub: Subscription,
@@ -135,10 +127,9 @@ pub async fn run_listen(
     // Streams in a row that ended or failed without proving themselves.
     let mut attempt = 0u32;
     let mut lost = false;
-    // Set when the set of ids changed and a new listen may be needed.
+    // Set when the set of ids changed and a new listen may be needed (the actor already
+    // gathers a burst of changes into one: no settling here too).
     let mut recheck = true;
-    // While set, id changes are gathered until then before one recheck.
-    let mut settle: Option<tokio::time::Instant> = None;
     // A stream ended or failed: count it, tell the actor, wait (long after too many).
     macro_rules! stream_lost {
         ($why:expr, $since:expr) => {{
@@ -242,16 +233,10 @@ pub async fn run_listen(
         }
         recheck = false;
         tokio::select! {
-            changed = ids.changed(), if settle.is_none() => {
+            changed = ids.changed() => {
                 if changed.is_err() {
                     return;
                 }
-                // Let a burst of new tasks settle into one listen, still reading the
-                // streams meanwhile (a blocking pause here delayed every notification).
-                settle = Some(tokio::time::Instant::now() + Duration::from_millis(50));
-            }
-            _ = sleep_until_opt(settle) => {
-                settle = None;
                 recheck = true;
             }
             Some(t) = next_drained(&mut draining) => {

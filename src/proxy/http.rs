@@ -18,6 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::serve::ListenerExt as _;
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -51,6 +52,11 @@ pub async fn serve_http(
         .route("/mcp", post(on_post).get(on_get).delete(on_delete))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(server);
+    // Streamed replies are small writes in bursts: without TCP_NODELAY each one after the
+    // first waits for the host's delayed ACK (40 ms on Linux).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;

@@ -153,8 +153,8 @@ pub(super) struct ServerActor {
 /// Unchanged polls are written as a count at least this often (seconds).
 const QUIET_FLUSH_TICKS: u64 = 60;
 
-/// How long changes to the set of pushed tasks gather before it is recomputed (the listen
-/// loop lets them settle as long again before it re-listens).
+/// How long changes to the set of pushed tasks gather before it is recomputed (and the
+/// listen loop re-listens: a burst of new tasks shares one `subscriptions/listen`).
 const LISTEN_SETTLE: Duration = Duration::from_millis(50);
 
 fn ledger_kind(source: UpdateSource) -> EventKind {
