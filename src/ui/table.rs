@@ -288,6 +288,12 @@ fn progress_cell(r: &TaskRow, theme: &Theme, now: Now, width: usize) -> Line<'st
     ])
 }
 
+/// A cell of one line of text that is already clean (sanitized, or made here): as one
+/// span, without `Cell::from(String)`'s split into lines and copy of each.
+fn line(text: String) -> Cell<'static> {
+    Cell::from(Span::raw(text))
+}
+
 /// One cell; `note` says why the task waits on input nobody here can give.
 fn cell(
     c: Col,
@@ -299,9 +305,9 @@ fn cell(
 ) -> Cell<'static> {
     let w = c.width(wide) as usize;
     match c {
-        Col::Server => Cell::from(sanitize_line(r.key.server.as_str(), w)).style(theme.accent),
-        Col::Id => Cell::from(sanitize_line(&r.short_id(), 8)),
-        Col::Tool => Cell::from(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
+        Col::Server => line(sanitize_line(r.key.server.as_str(), w)).style(theme.accent),
+        Col::Id => line(sanitize_line(&r.short_id(), 8)),
+        Col::Tool => line(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
         Col::Status => {
             let (text, style) = match &note {
                 Some((wants, _)) => (format!("⚠ {wants}"), theme.warn),
@@ -318,18 +324,18 @@ fn cell(
                     .as_ref()
                     .and_then(|t| t.status_message.as_deref())
                     .unwrap_or("");
-                Cell::from(sanitize_line(msg, 200)).style(theme.label)
+                line(sanitize_line(msg, 200)).style(theme.label)
             }
         },
         Col::Progress => Cell::from(progress_cell(r, theme, now, w)),
         Col::Age => {
             let age = r.created.or(r.recorded_at).map(|c| short_duration(now - c));
-            Cell::from(age.unwrap_or_else(|| "-".into())).style(theme.dim)
+            line(age.unwrap_or_else(|| "-".into())).style(theme.dim)
         }
         Col::Seen => {
             let seen = r.seen_at.map(|s| short_duration(now - s));
             let stale = r.seen_at.is_some_and(|s| (now - s).num_seconds() > 30) && !r.is_terminal();
-            Cell::from(seen.unwrap_or_else(|| "-".into())).style(if stale {
+            line(seen.unwrap_or_else(|| "-".into())).style(if stale {
                 theme.warn
             } else {
                 theme.dim
@@ -346,7 +352,7 @@ fn cell(
             let soon = r
                 .expires_at()
                 .is_some_and(|at| (at - now).num_seconds() < 60);
-            Cell::from(text).style(if soon { theme.warn } else { theme.dim })
+            line(text).style(if soon { theme.warn } else { theme.dim })
         }
     }
 }
