@@ -5,14 +5,14 @@
 #   benches/scripts/bench_all.sh            # everything (about 30 min on 2 cores)
 #   QUICK=1 benches/scripts/bench_all.sh    # small sizes, to check the command works
 #
-# Needs: cargo build --release, bash tests/interop/setup.sh (TASKRAIL_PEERS_DIR/.peers).
+# Needs: cargo build --profile dist (or PROFILE=release after cargo build --release), bash tests/interop/setup.sh (TASKRAIL_PEERS_DIR/.peers).
 # Every `taskrail bench` scenario uses its own temporary ledger; the FastMCP peer runs in
 # its own process (side_by_side.sh), so those figures are the client's alone.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bin="${CARGO_TARGET_DIR:-$repo/target}/release/taskrail"
+bin="${CARGO_TARGET_DIR:-$repo/target}/${PROFILE:-dist}/taskrail"
 here="$repo/benches/scripts"
-[[ -x "$bin" ]] || { echo "build first: cargo build --release" >&2; exit 2; }
+[[ -x "$bin" ]] || { echo "build first: cargo build --profile ${PROFILE:-dist}" >&2; exit 2; }
 out="$(mktemp -d)"
 trap '[[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
 unset TASKRAIL_DB

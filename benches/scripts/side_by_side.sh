@@ -11,17 +11,17 @@
 # the rounds, `taskrail bench client-floor` follows another N tasks with the protocol
 # client alone (no engine, ledger or output): the floor for CPU per tasks/get
 # (NO_FLOOR=1 skips it).
-# Needs: cargo build --release, bash tests/interop/setup.sh (the .peers venv).
+# Needs: cargo build --profile dist (or PROFILE=release after cargo build --release), bash tests/interop/setup.sh (the .peers venv).
 set -euo pipefail
 n="${1:-1000}"
 poll_ms="${2:-2000}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 py="${TASKRAIL_PEERS_DIR:-$repo/.peers}/venv/bin/python"
-bin="${CARGO_TARGET_DIR:-$repo/target}/release/taskrail"
+bin="${CARGO_TARGET_DIR:-$repo/target}/${PROFILE:-dist}/taskrail"
 here="$repo/benches/scripts"
 out="$(mktemp -d)"
 trap 'kill "$peer_pid" 2>/dev/null || true; [[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
-[[ -x "$bin" ]] || { echo "build first: cargo build --release" >&2; exit 2; }
+[[ -x "$bin" ]] || { echo "build first: cargo build --profile ${PROFILE:-dist}" >&2; exit 2; }
 [[ -x "$py" ]] || { echo "install the peers first: bash tests/interop/setup.sh" >&2; exit 2; }
 
 TASKRAIL_PEER_DONE_LOG="$out/done.jsonl" TASKRAIL_PEER_SLEEP_POLL_MS="$poll_ms" \
