@@ -3,10 +3,10 @@
 
 use chrono::TimeDelta;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table, Widget};
+use ratatui::widgets::Widget;
 
 use super::Theme;
 use super::text::fit;
@@ -161,31 +161,6 @@ impl Widget for TaskTable<'_> {
             }
         }
         let end = (offset + height).min(board.view.len());
-        let rows: Vec<Row> = board.view[offset..end]
-            .iter()
-            .filter_map(|k| state.tasks.get(k))
-            .map(|r| {
-                let selected = board.selected.as_ref() == Some(&r.key);
-                let note = state.input_note(r);
-                let row = Row::new(
-                    cols.iter()
-                        .map(|c| cell(*c, wide, r, note.clone(), theme, now)),
-                );
-                if selected {
-                    row.style(theme.selected)
-                } else {
-                    row
-                }
-            })
-            .collect();
-        let header = Row::new(cols.iter().map(|c| {
-            let mut t = c.title().to_string();
-            if c.sort() == Some(board.sort) {
-                t.push(if board.descending { '↓' } else { '↑' });
-            }
-            Cell::from(t)
-        }))
-        .style(theme.table_header);
         let widths: Vec<Constraint> = cols
             .iter()
             .map(|c| match c {
@@ -193,41 +168,111 @@ impl Widget for TaskTable<'_> {
                 c => Constraint::Length(c.width(wide)),
             })
             .collect();
-        let marks: Vec<Line> = (offset..end)
-            .map(|i| {
-                if Some(i) == sel {
-                    Line::styled("›", theme.accent)
-                } else {
-                    Line::raw(" ")
-                }
-            })
-            .collect();
-        let mark_area = Rect {
-            width: 1.min(area.width),
-            y: area.y + 1,
-            height: area.height.saturating_sub(1),
-            ..area
-        };
-        for (i, m) in marks.into_iter().enumerate() {
-            m.render(
-                Rect {
-                    y: mark_area.y + i as u16,
-                    height: 1,
-                    ..mark_area
-                },
-                buf,
-            );
-        }
         let table_area = Rect {
             x: area.x + 1,
             width: area.width.saturating_sub(1),
             ..area
         };
-        Widget::render(
-            Table::new(rows, widths).header(header).column_spacing(1),
-            table_area,
-            buf,
-        );
+        let rects = column_rects(widths, table_area.width);
+        let header = cols.iter().map(|c| {
+            let mut t = c.title().to_string();
+            if c.sort() == Some(board.sort) {
+                t.push(if board.descending { '↓' } else { '↑' });
+            }
+            Field::new(t)
+        });
+        draw_row(buf, table_area, 0, theme.table_header, &rects, header);
+        let rows = board.view[offset..end]
+            .iter()
+            .filter_map(|k| state.tasks.get(k));
+        for (i, r) in rows.enumerate() {
+            let y = i as u16 + 1;
+            let selected = board.selected.as_ref() == Some(&r.key);
+            let (mark, mark_style) = if selected {
+                ("›", theme.accent)
+            } else {
+                (" ", Style::default())
+            };
+            if area.width > 0 && y < area.height {
+                buf.set_stringn(area.x, area.y + y, mark, 1, mark_style);
+            }
+            let note = state.input_note(r);
+            let row_style = if selected {
+                theme.selected
+            } else {
+                Style::default()
+            };
+            let fields = cols
+                .iter()
+                .map(|c| cell(*c, wide, r, note.clone(), theme, now));
+            draw_row(buf, table_area, y, row_style, &rects, fields);
+        }
+    }
+}
+
+/// Where each column starts and how wide it is within a table `width` wide: the layout a
+/// ratatui `Table` with these widths and one column of spacing gives its cells.
+fn column_rects(widths: Vec<Constraint>, width: u16) -> std::rc::Rc<[Rect]> {
+    Layout::horizontal(widths)
+        .flex(Flex::Start)
+        .spacing(1)
+        .split(Rect::new(0, 0, width, 1))
+}
+
+/// A cell's text and the style over its whole width.
+struct Field {
+    line: Line<'static>,
+    style: Style,
+}
+
+impl Field {
+    /// Text that is one clean line already (sanitized, or made here).
+    fn new(text: String) -> Field {
+        Field::line(Line::from(Span::raw(text)))
+    }
+
+    fn line(line: Line<'static>) -> Field {
+        Field {
+            line,
+            style: Style::default(),
+        }
+    }
+
+    fn style(self, style: Style) -> Field {
+        Field { style, ..self }
+    }
+}
+
+/// Row `y` of the table in `area`: `row_style` over its width, then each field in its
+/// column — what a ratatui `Table` draws for a row, without building one each frame.
+fn draw_row(
+    buf: &mut Buffer,
+    area: Rect,
+    y: u16,
+    row_style: Style,
+    rects: &[Rect],
+    fields: impl Iterator<Item = Field>,
+) {
+    if y >= area.height {
+        return;
+    }
+    let row = Rect {
+        y: area.y + y,
+        height: 1,
+        ..area
+    };
+    if row_style != Style::default() {
+        buf.set_style(row, row_style);
+    }
+    for (rect, field) in rects.iter().zip(fields) {
+        let cell = Rect::new(row.x + rect.x, row.y, rect.width, 1).intersection(row);
+        if cell.is_empty() {
+            continue;
+        }
+        if field.style != Style::default() {
+            buf.set_style(cell, field.style);
+        }
+        (&field.line).render(cell, buf);
     }
 }
 
@@ -288,12 +333,6 @@ fn progress_cell(r: &TaskRow, theme: &Theme, now: Now, width: usize) -> Line<'st
     ])
 }
 
-/// A cell of one line of text that is already clean (sanitized, or made here): as one
-/// span, without `Cell::from(String)`'s split into lines and copy of each.
-fn line(text: String) -> Cell<'static> {
-    Cell::from(Span::raw(text))
-}
-
 /// One cell; `note` says why the task waits on input nobody here can give.
 fn cell(
     c: Col,
@@ -302,40 +341,40 @@ fn cell(
     note: Option<(String, String)>,
     theme: &Theme,
     now: Now,
-) -> Cell<'static> {
+) -> Field {
     let w = c.width(wide) as usize;
     match c {
-        Col::Server => line(sanitize_line(r.key.server.as_str(), w)).style(theme.accent),
-        Col::Id => line(sanitize_line(&r.short_id(), 8)),
-        Col::Tool => line(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
+        Col::Server => Field::new(sanitize_line(r.key.server.as_str(), w)).style(theme.accent),
+        Col::Id => Field::new(sanitize_line(&r.short_id(), 8)),
+        Col::Tool => Field::new(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
         Col::Status => {
             let (text, style) = match &note {
                 Some((wants, _)) => (format!("⚠ {wants}"), theme.warn),
                 None => status_cell(r, theme),
             };
-            Cell::from(fit(&text, w)).style(style)
+            Field::new(fit(&text, w)).style(style)
         }
         Col::Message => match (note, r.failure_reason()) {
-            (Some((_, n)), _) => Cell::from(n).style(theme.warn),
-            (None, Some(why)) => Cell::from(why).style(theme.error),
+            (Some((_, n)), _) => Field::new(n).style(theme.warn),
+            (None, Some(why)) => Field::new(why).style(theme.error),
             (None, None) => {
                 let msg = r
                     .task
                     .as_ref()
                     .and_then(|t| t.status_message.as_deref())
                     .unwrap_or("");
-                line(sanitize_line(msg, 200)).style(theme.label)
+                Field::new(sanitize_line(msg, 200)).style(theme.label)
             }
         },
-        Col::Progress => Cell::from(progress_cell(r, theme, now, w)),
+        Col::Progress => Field::line(progress_cell(r, theme, now, w)),
         Col::Age => {
             let age = r.created.or(r.recorded_at).map(|c| short_duration(now - c));
-            line(age.unwrap_or_else(|| "-".into())).style(theme.dim)
+            Field::new(age.unwrap_or_else(|| "-".into())).style(theme.dim)
         }
         Col::Seen => {
             let seen = r.seen_at.map(|s| short_duration(now - s));
             let stale = r.seen_at.is_some_and(|s| (now - s).num_seconds() > 30) && !r.is_terminal();
-            line(seen.unwrap_or_else(|| "-".into())).style(if stale {
+            Field::new(seen.unwrap_or_else(|| "-".into())).style(if stale {
                 theme.warn
             } else {
                 theme.dim
@@ -352,7 +391,7 @@ fn cell(
             let soon = r
                 .expires_at()
                 .is_some_and(|at| (at - now).num_seconds() < 60);
-            line(text).style(if soon { theme.warn } else { theme.dim })
+            Field::new(text).style(if soon { theme.warn } else { theme.dim })
         }
     }
 }
@@ -450,6 +489,82 @@ fn split_at_col(s: &str, col: usize) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::fixtures::board;
+    use ratatui::widgets::{Cell, Row, Table};
+
+    /// The same rows drawn by a ratatui `Table` of `Cell`s (what `TaskTable` built before
+    /// it drew rows itself): the first page, the selection on it.
+    fn as_ratatui_table(state: &State, theme: &Theme, now: Now, area: Rect) -> Buffer {
+        let mut buf = Buffer::empty(area);
+        let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
+        let shown = (area.height as usize - 1).min(state.board.view.len());
+        let cell_of = |f: Field| Cell::from(f.line).style(f.style);
+        let rows = state.board.view[..shown].iter().enumerate().map(|(i, k)| {
+            let r = &state.tasks[k];
+            let note = state.input_note(r);
+            let cells = cols
+                .iter()
+                .map(|c| cell_of(cell(*c, wide, r, note.clone(), theme, now)));
+            let selected = state.board.selected.as_ref() == Some(&r.key);
+            let mark = if selected {
+                Line::styled("›", theme.accent)
+            } else {
+                Line::raw(" ")
+            };
+            mark.render(Rect::new(area.x, area.y + 1 + i as u16, 1, 1), &mut buf);
+            let row = Row::new(cells);
+            if selected {
+                row.style(theme.selected)
+            } else {
+                row
+            }
+        });
+        let rows: Vec<Row> = rows.collect();
+        let header = Row::new(cols.iter().map(|c| {
+            let mut t = c.title().to_string();
+            if c.sort() == Some(state.board.sort) {
+                t.push(if state.board.descending { '↓' } else { '↑' });
+            }
+            Cell::from(t)
+        }))
+        .style(theme.table_header);
+        let widths = cols.iter().map(|c| match c {
+            Col::Message => Constraint::Fill(1),
+            c => Constraint::Length(c.width(wide)),
+        });
+        let table_area = Rect {
+            x: area.x + 1,
+            width: area.width.saturating_sub(1),
+            ..area
+        };
+        Widget::render(
+            Table::new(rows, widths).header(header).column_spacing(1),
+            table_area,
+            &mut buf,
+        );
+        buf
+    }
+
+    #[test]
+    fn rows_are_drawn_cell_for_cell_as_a_ratatui_table_draws_them() {
+        let now = chrono::Utc::now();
+        let theme = Theme::default();
+        let mut state = board(40, 20, now);
+        // the selection on the first page at every size (the oracle does not scroll)
+        let second = state.board.view[1].clone();
+        state.board.selected = Some(second);
+        for (w, h) in [(200, 21), (120, 21), (90, 12), (60, 8), (30, 5), (12, 3)] {
+            let area = Rect::new(0, 0, w, h);
+            let mut buf = Buffer::empty(area);
+            TaskTable {
+                state: &state,
+                theme: &theme,
+                now,
+            }
+            .render(area, &mut buf);
+            assert_eq!(buf, as_ratatui_table(&state, &theme, now, area), "{w}x{h}");
+        }
+    }
 
     #[test]
     fn narrow_drops_columns_by_priority() {
