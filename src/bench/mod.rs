@@ -18,6 +18,8 @@ mod floor;
 mod harness;
 mod proxy;
 mod scenarios;
+#[cfg(test)]
+mod table_check;
 
 use std::io::Write as _;
 use std::time::Duration;

@@ -20,7 +20,7 @@ use crate::state::{Now, SortColumn, State, Tab};
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Col {
+pub(crate) enum Col {
     Server,
     Id,
     Tool,
@@ -56,7 +56,7 @@ impl Col {
         Col::Tool,
     ];
 
-    fn width(self, wide: bool) -> u16 {
+    pub(crate) fn width(self, wide: bool) -> u16 {
         match self {
             Col::Server => 12,
             Col::Id => 8,
@@ -73,7 +73,7 @@ impl Col {
         }
     }
 
-    fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Col::Server => "server",
             Col::Id => "id",
@@ -87,7 +87,7 @@ impl Col {
         }
     }
 
-    fn sort(self) -> Option<SortColumn> {
+    pub(crate) fn sort(self) -> Option<SortColumn> {
         Some(match self {
             Col::Server => SortColumn::Server,
             Col::Id => SortColumn::Id,
@@ -102,7 +102,7 @@ impl Col {
 }
 
 /// Columns that fit in `width` (1 column of spacing, 1 for the selection mark).
-fn columns(width: u16, many_servers: bool) -> (Vec<Col>, bool) {
+pub(crate) fn columns(width: u16, many_servers: bool) -> (Vec<Col>, bool) {
     let wide = width >= 90;
     let mut cols: Vec<Col> = Col::ORDER
         .into_iter()
@@ -220,9 +220,9 @@ fn column_rects(widths: Vec<Constraint>, width: u16) -> std::rc::Rc<[Rect]> {
 }
 
 /// A cell's text and the style over its whole width.
-struct Field {
-    line: Line<'static>,
-    style: Style,
+pub(crate) struct Field {
+    pub(crate) line: Line<'static>,
+    pub(crate) style: Style,
 }
 
 impl Field {
@@ -334,7 +334,7 @@ fn progress_cell(r: &TaskRow, theme: &Theme, now: Now, width: usize) -> Line<'st
 }
 
 /// One cell; `note` says why the task waits on input nobody here can give.
-fn cell(
+pub(crate) fn cell(
     c: Col,
     wide: bool,
     r: &TaskRow,
@@ -489,82 +489,6 @@ fn split_at_col(s: &str, col: usize) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::fixtures::board;
-    use ratatui::widgets::{Cell, Row, Table};
-
-    /// The same rows drawn by a ratatui `Table` of `Cell`s (what `TaskTable` built before
-    /// it drew rows itself): the first page, the selection on it.
-    fn as_ratatui_table(state: &State, theme: &Theme, now: Now, area: Rect) -> Buffer {
-        let mut buf = Buffer::empty(area);
-        let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
-        let shown = (area.height as usize - 1).min(state.board.view.len());
-        let cell_of = |f: Field| Cell::from(f.line).style(f.style);
-        let rows = state.board.view[..shown].iter().enumerate().map(|(i, k)| {
-            let r = &state.tasks[k];
-            let note = state.input_note(r);
-            let cells = cols
-                .iter()
-                .map(|c| cell_of(cell(*c, wide, r, note.clone(), theme, now)));
-            let selected = state.board.selected.as_ref() == Some(&r.key);
-            let mark = if selected {
-                Line::styled("›", theme.accent)
-            } else {
-                Line::raw(" ")
-            };
-            mark.render(Rect::new(area.x, area.y + 1 + i as u16, 1, 1), &mut buf);
-            let row = Row::new(cells);
-            if selected {
-                row.style(theme.selected)
-            } else {
-                row
-            }
-        });
-        let rows: Vec<Row> = rows.collect();
-        let header = Row::new(cols.iter().map(|c| {
-            let mut t = c.title().to_string();
-            if c.sort() == Some(state.board.sort) {
-                t.push(if state.board.descending { '↓' } else { '↑' });
-            }
-            Cell::from(t)
-        }))
-        .style(theme.table_header);
-        let widths = cols.iter().map(|c| match c {
-            Col::Message => Constraint::Fill(1),
-            c => Constraint::Length(c.width(wide)),
-        });
-        let table_area = Rect {
-            x: area.x + 1,
-            width: area.width.saturating_sub(1),
-            ..area
-        };
-        Widget::render(
-            Table::new(rows, widths).header(header).column_spacing(1),
-            table_area,
-            &mut buf,
-        );
-        buf
-    }
-
-    #[test]
-    fn rows_are_drawn_cell_for_cell_as_a_ratatui_table_draws_them() {
-        let now = chrono::Utc::now();
-        let theme = Theme::default();
-        let mut state = board(40, 20, now);
-        // the selection on the first page at every size (the oracle does not scroll)
-        let second = state.board.view[1].clone();
-        state.board.selected = Some(second);
-        for (w, h) in [(200, 21), (120, 21), (90, 12), (60, 8), (30, 5), (12, 3)] {
-            let area = Rect::new(0, 0, w, h);
-            let mut buf = Buffer::empty(area);
-            TaskTable {
-                state: &state,
-                theme: &theme,
-                now,
-            }
-            .render(area, &mut buf);
-            assert_eq!(buf, as_ratatui_table(&state, &theme, now, area), "{w}x{h}");
-        }
-    }
 
     #[test]
     fn narrow_drops_columns_by_priority() {
