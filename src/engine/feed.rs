@@ -1,6 +1,7 @@
-//! The shared ledger's feed, for one engine: every `feed_interval` it asks the ledger what
-//! other processes wrote (one `PRAGMA data_version` when nothing did), and it renews the
-//! leases of the tasks this engine follows. What it finds goes to the router.
+//! The shared ledger's feed, for one engine: the ledger thread checks every
+//! `feed_interval` whether other processes wrote (one `PRAGMA data_version`, without
+//! waking this task while nothing did); then the feed reads what they wrote and passes it
+//! to the router. It also renews the leases of the tasks this engine follows.
 //!
 //! Must not touch task state: it only reads the ledger and passes the news on.
 
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::ledger::{Changes, LedgerHandle, Owner};
+use crate::ledger::{Changes, Ledger, LedgerHandle, Owner};
 
 /// Run until the router stops listening. `cursor` is where the feed starts.
 pub(super) async fn run(
@@ -19,27 +20,33 @@ pub(super) async fn run(
     lease_ttl: Duration,
     out: mpsc::Sender<Changes>,
 ) {
-    let mut tick = tokio::time::interval(interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut woken = match ledger.watch(interval, Ledger::other_writes()) {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!("ledger: no feed of other processes: {e:#}");
+            return;
+        }
+    };
     let mut renew = tokio::time::interval(lease_ttl / 3);
     renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut more = false;
     let mut failing = false;
     loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = renew.tick() => {
-                let o = owner.clone();
-                if let Err(e) = ledger.call(move |l| l.renew(&o, lease_ttl)).await {
-                    tracing::warn!("ledger: renewing leases failed: {e:#}");
+        if !more {
+            tokio::select! {
+                w = woken.recv() => if w.is_none() { return },
+                _ = renew.tick() => {
+                    let o = owner.clone();
+                    if let Err(e) = ledger.call(move |l| l.renew(&o, lease_ttl)).await {
+                        tracing::warn!("ledger: renewing leases failed: {e:#}");
+                    }
+                    continue;
                 }
-                continue;
+                _ = out.closed() => return,
             }
-            _ = out.closed() => return,
         }
         let o = owner.as_str().to_string();
-        let force = more;
-        match ledger.call(move |l| l.changes(cursor, &o, force)).await {
+        match ledger.call(move |l| l.changes(cursor, &o, true)).await {
             Ok(Some(changes)) => {
                 failing = false;
                 cursor = changes.cursor;
@@ -47,16 +54,17 @@ pub(super) async fn run(
                 if out.send(changes).await.is_err() {
                     return;
                 }
-                if more {
-                    tick.reset_immediately();
-                }
             }
-            Ok(None) => failing = false,
+            Ok(None) => {
+                failing = false;
+                more = false;
+            }
             Err(e) => {
                 if !failing {
                     tracing::warn!("ledger: reading other processes' changes failed: {e:#}");
                 }
                 failing = true;
+                more = false;
             }
         }
     }

@@ -49,12 +49,29 @@ impl Ledger {
         Ok((seq, id))
     }
 
-    /// Whether another connection committed since the last call (the first call says yes).
-    fn data_version_changed(&self) -> anyhow::Result<bool> {
-        let v: i64 = self
+    /// SQLite's `PRAGMA data_version` for this connection: it changes when another
+    /// connection commits.
+    pub fn data_version(&self) -> anyhow::Result<i64> {
+        Ok(self
             .conn
             .prepare_cached("PRAGMA data_version")?
-            .query_row([], |r| r.get(0))?;
+            .query_row([], |r| r.get(0))?)
+    }
+
+    /// A check for [`LedgerHandle::watch`](super::LedgerHandle::watch): true when another
+    /// connection committed since its previous call (and on the first call, or when the
+    /// ledger cannot be read, so that the reader looks and reports).
+    pub fn other_writes() -> impl FnMut(&Ledger) -> bool + Send + 'static {
+        let mut seen = None;
+        move |ledger| match ledger.data_version() {
+            Ok(v) => seen.replace(v) != Some(v),
+            Err(_) => true,
+        }
+    }
+
+    /// Whether another connection committed since the last call (the first call says yes).
+    fn data_version_changed(&self) -> anyhow::Result<bool> {
+        let v = self.data_version()?;
         Ok(self.data_version.replace(Some(v)) != Some(v))
     }
 

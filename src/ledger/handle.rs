@@ -1,15 +1,18 @@
 //! `LedgerHandle`: async access to a `Ledger` owned by one dedicated OS thread.
 //!
 //! Owns the ledger thread and its job queue so no SQLite call ever blocks the async
-//! runtime. Jobs run one at a time, in the order they were sent. Must not log task ids.
+//! runtime. Jobs run one at a time, in the order they were sent; between them the thread
+//! runs its watches (a check every so often that wakes its owner only when it says so, so
+//! a quiet ledger costs the async side nothing). Must not log task ids.
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc as async_mpsc, oneshot};
 
 use super::{EventKind, Ledger};
 use crate::ids::ServerId;
@@ -22,6 +25,39 @@ enum Job {
     Call(Box<dyn FnOnce(&Ledger) + Send + 'static>),
     /// Queued without a reply; consecutive ones share one transaction.
     Snapshot(SnapshotWrite),
+    /// Start a watch (see [`LedgerHandle::watch`]).
+    Watch(Watch),
+}
+
+/// A check the ledger thread runs every `every`; when it says yes, `wake` gets a token
+/// (one at most waits; a full channel already says "look"). Dropped once `wake` closes.
+struct Watch {
+    every: Duration,
+    due: Instant,
+    check: Box<dyn FnMut(&Ledger) -> bool + Send + 'static>,
+    wake: async_mpsc::Sender<()>,
+}
+
+/// Run the watches that are due; drop those whose owner went away. Returns when the
+/// next one is due.
+fn run_watches(ledger: &Ledger, watches: &mut Vec<Watch>) -> Option<Instant> {
+    let now = Instant::now();
+    watches.retain_mut(|w| {
+        if w.wake.is_closed() {
+            return false;
+        }
+        if w.due <= now {
+            w.due = now + w.every;
+            let check = &mut w.check;
+            // A panicking check counts as "look": the owner's read reports the trouble.
+            let look = std::panic::catch_unwind(AssertUnwindSafe(|| check(ledger))).unwrap_or(true);
+            if look && w.wake.try_send(()).is_err() && w.wake.is_closed() {
+                return false;
+            }
+        }
+        true
+    });
+    watches.iter().map(|w| w.due).min()
 }
 
 /// Snapshots written in one transaction at most.
@@ -31,15 +67,25 @@ const BATCH_MAX: usize = 512;
 /// `record_snapshots` transaction each.
 fn serve(ledger: Ledger, queue: mpsc::Receiver<Job>, failure: Arc<Mutex<Option<String>>>) {
     let mut next: Option<Job> = None;
+    let mut watches: Vec<Watch> = Vec::new();
     loop {
+        let due = run_watches(&ledger, &mut watches);
         let job = match next.take() {
             Some(j) => j,
-            None => match queue.recv() {
-                Ok(j) => j,
-                Err(_) => return,
-            },
+            None => {
+                let received = match due {
+                    None => queue.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                    Some(at) => queue.recv_timeout(at.saturating_duration_since(Instant::now())),
+                };
+                match received {
+                    Ok(j) => j,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
         };
         match job {
+            Job::Watch(w) => watches.push(w),
             Job::Call(f) => f(&ledger),
             Job::Snapshot(first) => {
                 let mut batch = vec![first];
@@ -146,6 +192,28 @@ impl LedgerHandle {
     /// The ledger file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Run `check` on the ledger thread every `every` (the first time one `every` from
+    /// now) and put a token in the returned receiver each time it returns true. The
+    /// checks run between jobs, on the thread, without waking the async runtime while
+    /// they say no. The watch ends when the receiver is dropped; the receiver ends when
+    /// the ledger thread stops.
+    pub fn watch(
+        &self,
+        every: Duration,
+        check: impl FnMut(&Ledger) -> bool + Send + 'static,
+    ) -> anyhow::Result<async_mpsc::Receiver<()>> {
+        let (wake, woken) = async_mpsc::channel(1);
+        self.jobs
+            .send(Job::Watch(Watch {
+                every,
+                due: Instant::now() + every,
+                check: Box::new(check),
+                wake,
+            }))
+            .map_err(|_| anyhow!("the ledger thread has stopped"))?;
+        Ok(woken)
     }
 
     /// Run `f` on the ledger thread and await its result. A panic inside `f` is turned
@@ -275,5 +343,67 @@ mod tests {
         assert!(err.to_string().contains("panicked"), "{err}");
         let n = handle.call(|l| Ok(l.list(true)?.len())).await.unwrap();
         assert_eq!(n, 0);
+    }
+
+    #[tokio::test]
+    async fn a_watch_wakes_only_when_its_check_says_so_and_ends_with_its_receiver() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let handle = LedgerHandle::spawn(Ledger::open(&dir.path().join("l.db")).unwrap());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let mut woken = handle
+            .watch(Duration::from_millis(5), move |_| {
+                counted.fetch_add(1, Ordering::SeqCst) + 1 == 3
+            })
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), woken.recv())
+            .await
+            .expect("the third check wakes the receiver")
+            .expect("the ledger thread is running");
+        assert!(calls.load(Ordering::SeqCst) >= 3);
+        // Checks that say no put nothing in the receiver.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(woken.try_recv().is_err(), "only the third check said yes");
+        // Jobs still run while the watch does.
+        let n = handle.call(|l| Ok(l.list(true)?.len())).await.unwrap();
+        assert_eq!(n, 0);
+        // Without its receiver the watch ends: the count stops growing.
+        drop(woken);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        handle.call(|_| Ok(())).await.unwrap();
+        let after = calls.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(calls.load(Ordering::SeqCst), after);
+    }
+
+    #[tokio::test]
+    async fn the_other_writes_check_sees_a_second_connection_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.db");
+        let handle = LedgerHandle::spawn(Ledger::open(&path).unwrap());
+        let mut woken = handle
+            .watch(Duration::from_millis(5), Ledger::other_writes())
+            .unwrap();
+        // The first check always says "look".
+        tokio::time::timeout(Duration::from_secs(10), woken.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(woken.try_recv().is_err(), "nobody wrote");
+        let other = Ledger::open(&path).unwrap();
+        other
+            .record_snapshot(
+                &ServerId::named("srv"),
+                &task("watched-1", TaskStatus::Working),
+                EventKind::Poll,
+                None,
+            )
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), woken.recv())
+            .await
+            .expect("another connection's commit wakes the watch")
+            .unwrap();
     }
 }
