@@ -32,6 +32,29 @@ pub enum InputKind {
     Other(String),
 }
 
+/// What a client must offer to answer a request, told by its method alone (cheap: no
+/// params read, nothing allocated; for the board, which asks for every row each frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// An elicitation (form or URL): always answerable here.
+    Nothing,
+    Sampling,
+    Roots,
+    /// A method taskrail does not know.
+    Unknown,
+}
+
+impl Needs {
+    pub fn of(request: &InputRequest) -> Needs {
+        match request.method.as_str() {
+            "elicitation/create" => Needs::Nothing,
+            "sampling/createMessage" => Needs::Sampling,
+            "roots/list" => Needs::Roots,
+            _ => Needs::Unknown,
+        }
+    }
+}
+
 impl InputKind {
     pub fn of(request: &InputRequest) -> InputKind {
         let p = &request.params;

@@ -32,7 +32,7 @@ pub use capabilities::InputSupport;
 pub use client::{LegacySession, McpClient};
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
-pub use input::InputKind;
+pub use input::{InputKind, Needs};
 pub use push::{ServerPush, Subscription, SubscriptionEvent};
 pub use task_rules::{Verdict, judge, parse_time};
 pub use types::*;

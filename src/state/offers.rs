@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{State, TaskRow};
 use crate::engine::ServerId;
-use crate::mcp::{InputKind, InputRequest};
+use crate::mcp::{InputKind, InputRequest, Needs};
 use crate::sanitize::sanitize_line;
 
 /// How sampling requests of a server are answered.
@@ -57,37 +57,47 @@ impl State {
 
     /// Why `request` cannot be answered here, in words (`None`: it can).
     pub fn not_offered(&self, server: &ServerId, request: &InputRequest) -> Option<String> {
-        let offer = self.input.get(server);
-        match InputKind::of(request) {
-            InputKind::Sampling if offer.and_then(|o| o.sampling.as_ref()).is_none() => Some(
+        let need = self.unmet_need(server, request)?;
+        Some(match need {
+            Needs::Sampling => {
                 "wants sampling (an LLM reply); taskrail does not offer sampling to this server"
-                    .to_string(),
-            ),
-            InputKind::Roots if offer.and_then(|o| o.roots.as_ref()).is_none() => Some(
-                "wants the roots list; taskrail does not offer roots to this server".to_string(),
-            ),
-            InputKind::Other(m) => Some(format!(
+                    .to_string()
+            }
+            Needs::Roots => {
+                "wants the roots list; taskrail does not offer roots to this server".to_string()
+            }
+            Needs::Nothing | Needs::Unknown => format!(
                 "wants {}, which taskrail does not know",
-                sanitize_line(&m, 40)
-            )),
-            _ => None,
+                sanitize_line(&request.method, 40)
+            ),
+        })
+    }
+
+    /// What `request` needs that this server is not offered, if anything.
+    fn unmet_need(&self, server: &ServerId, request: &InputRequest) -> Option<Needs> {
+        let offer = self.input.get(server);
+        match Needs::of(request) {
+            Needs::Nothing => None,
+            Needs::Sampling if offer.and_then(|o| o.sampling.as_ref()).is_some() => None,
+            Needs::Roots if offer.and_then(|o| o.roots.as_ref()).is_some() => None,
+            need => Some(need),
         }
     }
 
     /// What the row says when its task waits on a request nobody here can answer: the
     /// kind it wants (one word, for the status) and a note with the way out.
     pub fn input_note(&self, row: &TaskRow) -> Option<(String, String)> {
-        if row.is_over() {
+        if row.is_over() || row.pending.is_empty() {
             return None;
         }
-        let req = row
+        let need = row
             .pending
             .values()
-            .find(|req| self.not_offered(&row.key.server, req).is_some())?;
-        let what = match InputKind::of(req) {
-            InputKind::Sampling => "sampling",
-            InputKind::Roots => "roots",
-            _ => "unknown input",
+            .find_map(|req| self.unmet_need(&row.key.server, req))?;
+        let what = match need {
+            Needs::Sampling => "sampling",
+            Needs::Roots => "roots",
+            Needs::Nothing | Needs::Unknown => "unknown input",
         };
         // A legacy server's request can be refused (a JSON-RPC error); a modern task's
         // only way out is cancelling it.
