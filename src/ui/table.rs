@@ -3,7 +3,7 @@
 
 use chrono::TimeDelta;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::layout::{Alignment, Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
@@ -272,7 +272,39 @@ fn draw_row(
         if field.style != Style::default() {
             buf.set_style(cell, field.style);
         }
-        (&field.line).render(cell, buf);
+        draw_line(&field.line, cell, buf);
+    }
+}
+
+/// `line` drawn in `cell` exactly as `Line::render` draws it, with a short way for the
+/// common case of left-aligned printable ASCII: one cell per byte, no grapheme breaking
+/// or width lookup.
+fn draw_line(line: &Line<'_>, cell: Rect, buf: &mut Buffer) {
+    let plain = matches!(line.alignment, None | Some(Alignment::Left))
+        && line
+            .spans
+            .iter()
+            .all(|s| s.content.bytes().all(|b| (0x20..0x7f).contains(&b)));
+    let area = cell.intersection(buf.area);
+    if !plain || area.is_empty() {
+        line.render(cell, buf);
+        return;
+    }
+    if line.spans.iter().all(|s| s.content.is_empty()) {
+        return;
+    }
+    let area = Rect { height: 1, ..area };
+    buf.set_style(area, line.style);
+    let mut x = area.x;
+    for span in &line.spans {
+        let style = Style::default().patch(span.style);
+        for b in span.content.bytes() {
+            if x >= area.right() {
+                return;
+            }
+            buf[(x, area.y)].set_char(char::from(b)).set_style(style);
+            x += 1;
+        }
     }
 }
 
@@ -499,5 +531,41 @@ mod tests {
         let wide = columns(140, true).0;
         assert!(wide.contains(&Col::Seen) && wide.contains(&Col::Server));
         assert!(!columns(100, false).0.contains(&Col::Server));
+    }
+
+    #[test]
+    fn a_line_is_drawn_as_ratatui_draws_it() {
+        use ratatui::style::{Color, Modifier, Stylize};
+        let lines = [
+            Line::raw("plain ascii text"),
+            Line::from(vec![
+                Span::styled("red ", Style::new().fg(Color::Red)),
+                Span::raw(""),
+                Span::styled("bold", Style::new().add_modifier(Modifier::BOLD)),
+            ])
+            .style(Style::new().bg(Color::Blue)),
+            Line::raw("cut off at the cell's right edge, well past it"),
+            Line::raw("centred").centered(),
+            Line::raw("tab\there"),
+            Line::raw("wide 任务 and é"),
+            Line::raw(""),
+            Line::styled("", Style::new().bg(Color::Green)),
+            Line::raw("x").reversed(),
+        ];
+        for line in &lines {
+            for cell in [
+                Rect::new(2, 0, 20, 1),
+                Rect::new(0, 0, 3, 1),
+                Rect::new(30, 0, 10, 1),
+            ] {
+                let area = Rect::new(0, 0, 32, 1);
+                let (mut ours, mut theirs) = (Buffer::empty(area), Buffer::empty(area));
+                ours.set_style(area, Style::new().fg(Color::Yellow));
+                theirs.set_style(area, Style::new().fg(Color::Yellow));
+                draw_line(line, cell, &mut ours);
+                line.render(cell, &mut theirs);
+                assert_eq!(ours, theirs, "{line:?} in {cell:?}");
+            }
+        }
     }
 }
