@@ -533,3 +533,57 @@ async fn legacy_tasks_are_answered_and_cancelled_through_the_engine() {
         "legacy reports a tool error as failed with the result"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_safety_polls_of_many_pushed_tasks_are_spread_to_about_one_per_spacing() {
+    let opts = DemoOptions {
+        poll_interval: 100,
+        ..Default::default()
+    };
+    let mut rig = rig(
+        opts,
+        EngineConfig {
+            poll_floor: Duration::from_millis(50),
+            safety_poll: Duration::from_millis(100),
+            safety_spacing: Duration::from_millis(100),
+            ..Default::default()
+        },
+    )
+    .await;
+    let tasks = 20;
+    for i in 0..tasks {
+        rig.call(i, "wait_for_input", json!({ "prompt": "ok?" }))
+            .await;
+    }
+    let mut waiting = HashSet::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while waiting.len() < tasks as usize {
+        match tokio::time::timeout_at(deadline, rig.events.recv()).await {
+            Ok(Some(EngineEvent::InputRequested { task_id, .. })) => {
+                waiting.insert(task_id);
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("engine stopped"),
+            Err(_) => panic!("only {} of {tasks} tasks asked for input", waiting.len()),
+        }
+    }
+    let drain = tokio::spawn(async move { while rig.events.recv().await.is_some() {} });
+    let gets = |s: &Value| s["methods"]["tasks/get"].as_u64().unwrap_or(0);
+    // The subscription and its one resync per task settle first.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = gets(&rig.server.stats());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let polled = gets(&rig.server.stats()) - before;
+    let stats = rig.server.stats();
+    drain.abort();
+    println!(
+        "push on, {tasks} tasks, safety poll 100 ms, spacing 100 ms: {polled} tasks/get in 3 s"
+    );
+    assert!(stats["listensOpened"].as_u64() >= Some(1), "{stats}");
+    // 20 subscribed tasks x 100 ms spacing: each task every 1-2.2 s, about 37 in 3 s
+    // (each task every ~100 ms without the spacing: about 600).
+    assert!(
+        (5..=150).contains(&polled),
+        "{polled} safety polls of {tasks} pushed tasks in 3 s"
+    );
+}

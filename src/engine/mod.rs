@@ -105,6 +105,10 @@ pub struct EngineConfig {
     /// Slow safety poll for tasks an acknowledged subscription pushes; also the longest
     /// poll interval of any task (a larger `pollIntervalMs` counts as this).
     pub safety_poll: Duration,
+    /// While push is on, one server's safety polls together come about once per
+    /// `safety_spacing`: a pushed task's period is the larger of `safety_poll` and this
+    /// times the tasks subscribed (60 s up to 60 tasks; 1,000 tasks: ~17 min each).
+    pub safety_spacing: Duration,
     /// `tasks/get` requests in flight per server.
     pub max_in_flight: usize,
     pub backoff_base: Duration,
@@ -137,6 +141,7 @@ impl Default for EngineConfig {
             default_poll: Duration::from_secs(2),
             poll_floor: Duration::from_millis(250),
             safety_poll: Duration::from_secs(60),
+            safety_spacing: Duration::from_secs(1),
             max_in_flight: 16,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
