@@ -259,6 +259,13 @@ pub async fn idle(tasks: usize, secs: Duration, url: Option<String>) -> anyhow::
         m1 - m0,
         q1.saturating_sub(q0)
     );
+    let (soonest, latest) = EngineConfig::default().safety_poll_range(board);
+    report!(
+        "  not in the window: safety polls, each pushed task every {:.0}-{:.0} s (about {:.1} tasks/get a second in the long run)",
+        soonest.as_secs_f64(),
+        latest.as_secs_f64(),
+        2.0 * board as f64 / (soonest + latest).as_secs_f64()
+    );
     report!(
         "  method: /proc/self/stat utime+stime over the window (10 ms ticks), after the tasks settled;"
     );

@@ -158,6 +158,22 @@ impl Default for EngineConfig {
     }
 }
 
+impl EngineConfig {
+    /// When a pushed task's next safety poll comes, with `subscribed` tasks on its
+    /// server's subscription: drawn between these two (never sooner than the task's own
+    /// interval). Spread from half the period to 1.1 times it, so the safety polls of
+    /// tasks subscribed together do not come back together; the period is `safety_poll`,
+    /// longer when so many tasks are subscribed that their safety polls together would
+    /// come more often than one per `safety_spacing`.
+    pub fn safety_poll_range(&self, subscribed: usize) -> (Duration, Duration) {
+        let subscribed = u32::try_from(subscribed).unwrap_or(u32::MAX);
+        let period = self
+            .safety_poll
+            .max(self.safety_spacing.saturating_mul(subscribed));
+        (period / 2, period.mul_f64(1.1))
+    }
+}
+
 /// Sends commands to the running engine.
 #[derive(Clone)]
 pub struct EngineHandle {

@@ -83,24 +83,11 @@ impl ServerActor {
     pub(super) fn poll_delay(&self, task_id: &TaskId) -> Duration {
         let base = self.poll_interval(task_id);
         if self.tasks.get(task_id).is_some_and(|t| t.pushed) {
-            // Spread over half the period to 1.1 times it, so the safety polls of tasks
-            // subscribed together do not come back together; never sooner than the
-            // task's own interval.
-            let safety = self.safety_period();
-            return base.max(safety.mul_f64(0.5 + fastrand::f64() * 0.6));
+            let (soonest, latest) = self.cfg.safety_poll_range(self.subscribed.len());
+            return base.max(soonest + (latest - soonest).mul_f64(fastrand::f64()));
         }
         // Jitter only ever adds, so the rate never exceeds one request per interval.
         base + base.mul_f64(fastrand::f64() * 0.1)
-    }
-
-    /// The safety-poll period of a pushed task: `safety_poll`, longer when so many tasks
-    /// are subscribed that their safety polls together would come more often than one per
-    /// `safety_spacing`.
-    fn safety_period(&self) -> Duration {
-        let subscribed = u32::try_from(self.subscribed.len()).unwrap_or(u32::MAX);
-        self.cfg
-            .safety_poll
-            .max(self.cfg.safety_spacing.saturating_mul(subscribed))
     }
 
     /// `max(pollIntervalMs, floor)`, or the default when the server gives no hint; never
