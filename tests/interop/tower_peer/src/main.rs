@@ -9,9 +9,15 @@
 //! - `confirm {}`: goes `input_required` (form elicitation, key `confirm`, boolean field
 //!   `ok`), then completes with the answer.
 //! - `fail_soon {delay_ms=300}`: fails with a JSON-RPC error (task `failed`).
+//!
+//! With `TASKRAIL_PEER_PUSH_LOG=<path>`, every push a handler makes is appended to that
+//! file as one line, stamped just before the notification is handed to the router:
+//! `<unix time in microseconds> <task_id> <status> <status message>`
+//! (`taskrail bench push-latency --push-log` reads it).
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::io::Write as _;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 use tower_mcp::async_task::MemoryTaskStore;
@@ -27,8 +33,46 @@ use tower_mcp::{
 /// The router, reachable from tool handlers so they can push their own status changes.
 static ROUTER: OnceLock<McpRouter> = OnceLock::new();
 
-async fn push(task_id: &str) {
+/// The push log (`TASKRAIL_PEER_PUSH_LOG`), opened once at start; `None` when unset.
+static PUSH_LOG: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+
+const PUSH_LOG_ENV: &str = "TASKRAIL_PEER_PUSH_LOG";
+
+fn open_push_log() -> Option<Mutex<std::fs::File>> {
+    let path = std::env::var_os(PUSH_LOG_ENV).filter(|p| !p.is_empty())?;
+    match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(file) => Some(Mutex::new(file)),
+        Err(e) => {
+            eprintln!("cannot open {PUSH_LOG_ENV}={}: {e}", path.to_string_lossy());
+            std::process::exit(1)
+        }
+    }
+}
+
+/// One line of the push log; the file is unbuffered, so each line is one write.
+fn log_push(task_id: &str, status: &str, message: &str) {
+    let Some(Some(log)) = PUSH_LOG.get() else {
+        return;
+    };
+    let us = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    let message = message.replace(['\n', '\r'], " ");
+    let line = format!("{us} {task_id} {status} {message}\n");
+    let mut file = log.lock().unwrap_or_else(|e| e.into_inner());
+    if let Err(e) = file.write_all(line.as_bytes()) {
+        eprintln!("writing the push log: {e}");
+    }
+}
+
+/// Pushes the task's current state; `status`/`message` are what the handler just set.
+async fn push(task_id: &str, status: &str, message: &str) {
     if let Some(router) = ROUTER.get() {
+        log_push(task_id, status, message);
         router.notify_task_status_changed(task_id).await;
     }
 }
@@ -77,8 +121,9 @@ async fn work(task: TaskContext, args: WorkArgs) -> tower_mcp::Result<TaskOutcom
         if !sleep_unless_cancelled(&task, delay).await {
             return cancelled();
         }
-        task.working(format!("step {i}/{steps}")).await?;
-        push(task.task_id()).await;
+        let message = format!("step {i}/{steps}");
+        task.working(message.clone()).await?;
+        push(task.task_id(), "working", &message).await;
     }
     Ok(TaskOutcome::Completed(CallToolResult::text(format!(
         "worked {steps} steps"
@@ -100,10 +145,9 @@ async fn confirm(task: TaskContext, _args: NoArgs) -> tower_mcp::Result<TaskOutc
             meta: None,
         })),
     );
-    let pending = task
-        .park_input_with_message(requests, "waiting for confirmation")
-        .await?;
-    push(task.task_id()).await;
+    const WAITING: &str = "waiting for confirmation";
+    let pending = task.park_input_with_message(requests, WAITING).await?;
+    push(task.task_id(), "input_required", WAITING).await;
     let answers = match pending.wait().await {
         Ok(answers) => answers,
         Err(tower_mcp::Error::TaskCancelled) => return cancelled(),
@@ -173,6 +217,7 @@ fn parse_port() -> u16 {
 
 #[tokio::main]
 async fn main() {
+    let _ = PUSH_LOG.set(open_push_log());
     let router = router();
     let _ = ROUTER.set(router.clone());
     let app = HttpTransport::new(router).into_router_at("/mcp");
