@@ -17,6 +17,7 @@ pub mod fixtures;
 mod floor;
 mod harness;
 mod proxy;
+mod push;
 mod scenarios;
 #[cfg(test)]
 mod table_check;
@@ -38,12 +39,25 @@ pub struct BenchArgs {
 pub enum Scenario {
     /// Push latency: notification sent → state applied → frame drawn (p50/p99).
     PushLatency {
-        /// Concurrent `render_report` tasks on the demo server.
+        /// Concurrent tasks (`render_report` on the demo server unless `--tool`).
         #[arg(long, default_value_t = 100)]
         tasks: usize,
-        /// Pages per report (one push per page, 400 ms apart).
+        /// Pages per report (one push per page, 400 ms apart): the default `--args`.
         #[arg(long, default_value_t = 20)]
         pages: u64,
+        /// An external server instead of the in-process demo server (needs `--push-log`).
+        #[arg(long, requires = "push_log")]
+        url: Option<String>,
+        /// The tool every task calls.
+        #[arg(long, default_value = "render_report")]
+        tool: String,
+        /// The tool's arguments, a JSON object (default `{"pages": PAGES}`).
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+        /// The external server's push log, one line per push:
+        /// `<unix microseconds> <task_id> <status> <status message>`.
+        #[arg(long, value_name = "PATH", requires = "url")]
+        push_log: Option<std::path::PathBuf>,
     },
     /// Idle: CPU and frames drawn while N live tasks do not change.
     Idle {
@@ -119,7 +133,19 @@ pub enum Scenario {
 /// Run one scenario; returns the process exit code.
 pub async fn run(args: BenchArgs) -> u8 {
     let result = match args.scenario {
-        Scenario::PushLatency { tasks, pages } => scenarios::push_latency(tasks, pages).await,
+        Scenario::PushLatency {
+            tasks,
+            pages,
+            url,
+            tool,
+            args,
+            push_log,
+        } => {
+            let external = url
+                .zip(push_log)
+                .map(|(url, push_log)| push::External { url, push_log });
+            scenarios::push_latency(tasks, pages, &tool, args.as_deref(), external).await
+        }
         Scenario::Idle { tasks, secs, url } => {
             scenarios::idle(tasks, Duration::from_secs(secs), url).await
         }

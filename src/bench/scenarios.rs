@@ -1,7 +1,6 @@
 //! The end-to-end scenarios of `taskrail bench`: push latency, idle, start-up and memory,
 //! politeness. Each prints its numbers, the method and the machine line.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -9,10 +8,11 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use super::harness::{self, BenchProbe, Shared};
+use super::push;
 use super::{cpu_time, machine_line, quantile, rss_kb};
 use crate::demo::{DemoOptions, DemoServer};
 use crate::engine::{
-    EngineCommand, EngineConfig, EngineHandle, ServerId, ServerSpec, UpdateSource, spawn_engine,
+    EngineCommand, EngineConfig, EngineHandle, ServerId, ServerSpec, spawn_engine,
 };
 use crate::ledger::{Ledger, LedgerHandle};
 use crate::mcp::{ConnectOptions, Endpoint, Era, Task};
@@ -105,15 +105,28 @@ fn line3(name: &str, mut v: Vec<f64>) {
     );
 }
 
-/// (4) notification sent by the demo server → `TaskUpdated` applied → frame drawn.
-pub async fn push_latency(tasks: usize, pages: u64) -> anyhow::Result<()> {
-    let server = DemoServer::start(DemoOptions::default()).await?;
+/// (4) notification sent by the server → `TaskUpdated` applied → frame drawn: on the
+/// in-process demo server, or on an external one (`--url`) that logs its pushes.
+pub async fn push_latency(
+    tasks: usize,
+    pages: u64,
+    tool: &str,
+    args: Option<&str>,
+    external: Option<push::External>,
+) -> anyhow::Result<()> {
+    let arguments = push::arguments(args, pages)?;
+    let clock = push::Clock::now();
+    let (demo, url) = match &external {
+        Some(e) => (None, e.url.clone()),
+        None => {
+            let server = DemoServer::start(DemoOptions::default()).await?;
+            let url = server.url.clone();
+            (Some(server), url)
+        }
+    };
     let (_dir, ledger) = temp_ledger()?;
-    let (engine, events, join) = spawn_engine(
-        vec![spec(&server.url)],
-        Some(ledger),
-        EngineConfig::default(),
-    );
+    let (engine, events, join) =
+        spawn_engine(vec![spec(&url)], Some(ledger), EngineConfig::default());
     let (probe, rec) = BenchProbe::new(0);
     let run = harness::start(
         vec![ServerId::named(SERVER)],
@@ -123,67 +136,107 @@ pub async fn push_latency(tasks: usize, pages: u64) -> anyhow::Result<()> {
     );
     let cpu0 = cpu_time();
     let t0 = Instant::now();
-    call_many(&engine, tasks, "render_report", json!({ "pages": pages })).await;
-    let limit = Duration::from_millis(pages * 400) + Duration::from_secs(60);
-    let all_done = wait_for(&rec, limit, |r| r.board_terminal >= tasks).await;
+    call_many(&engine, tasks, tool, arguments.clone()).await;
+    let limit = match &external {
+        Some(_) => push::EXTERNAL_LIMIT,
+        None => Duration::from_millis(pages * 400) + Duration::from_secs(60),
+    };
+    // Tasks that never appear (a wrong tool, say) end the wait early.
+    let created = wait_for(&rec, Duration::from_secs(60), |r| r.board_tasks >= tasks).await;
+    let all_done = created && wait_for(&rec, limit, |r| r.board_terminal >= tasks).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let wall = t0.elapsed();
     let cpu = cpu_time() - cpu0;
     run.stop().await?;
     engine.send(EngineCommand::Shutdown).await;
     let _ = tokio::time::timeout(Duration::from_secs(3), join).await;
-    let (started, pushes) = server.push_log();
-    server.shutdown().await;
+    let (who, log) = match (&external, demo) {
+        (Some(e), _) => (e.url.as_str(), push::read_push_log(&e.push_log, &clock)?),
+        (None, Some(server)) => {
+            let (started, pushes) = server.push_log();
+            server.shutdown().await;
+            let pushes = pushes
+                .into_iter()
+                .map(|p| push::Pushed {
+                    task_id: p.task_id,
+                    status: p.status,
+                    status_message: p.status_message,
+                    sent: started + Duration::from_micros(p.at_us),
+                })
+                .collect();
+            let log = push::PushLog {
+                pushes,
+                ..Default::default()
+            };
+            ("the in-process demo server", log)
+        }
+        (None, None) => anyhow::bail!("no server to measure"),
+    };
 
     let r = snapshot(&rec);
-    let mut first: HashMap<(&str, &str, Option<&str>), &harness::Seen> = HashMap::new();
-    for u in r.updates.iter().filter(|u| u.source == UpdateSource::Push) {
-        first
-            .entry((u.task_id.as_str(), &u.status, u.status_message.as_deref()))
-            .or_insert(u);
-    }
-    let (mut recv, mut applied, mut drawn) = (Vec::new(), Vec::new(), Vec::new());
-    let mut seen_keys = std::collections::HashSet::new();
-    for p in &pushes {
-        let key = (
-            p.task_id.as_str(),
-            p.status.as_str(),
-            p.status_message.as_deref(),
-        );
-        if !seen_keys.insert(key) {
-            continue;
-        }
-        let Some(u) = first.get(&key) else { continue };
-        let sent = started + Duration::from_micros(p.at_us);
-        recv.push(ms(u.received.saturating_duration_since(sent)));
-        if let Some(a) = u.applied {
-            applied.push(ms(a.saturating_duration_since(sent)));
-        }
-        if let Some(d) = u.drawn {
-            drawn.push(ms(d.saturating_duration_since(sent)));
-        }
-    }
-    report!(
-        "push latency: {tasks} render_report tasks x {pages} pages on the in-process demo server (push on)"
-    );
+    let l = push::match_pushes(&log.pushes, &r.updates);
+    report!("push latency: {tasks} {tool} tasks with {arguments} on {who} (push on)");
     report!(
         "  notifications sent {}, distinct states matched {}, frames drawn {}, terminal on the board {}/{} ({})",
-        pushes.len(),
-        drawn.len(),
+        log.pushes.len(),
+        l.drawn.len(),
         r.frames,
         r.board_terminal,
         r.board_tasks,
-        if all_done { "all" } else { "timed out" }
+        if all_done {
+            "all"
+        } else if created {
+            "timed out"
+        } else {
+            "not all created within 60 s"
+        }
     );
-    line3("sent -> received", recv);
-    line3("sent -> state applied", applied);
-    line3("sent -> frame drawn", drawn);
+    if external.is_some() {
+        report!(
+            "  push log: {} lines, {} malformed skipped, {} stamped before this run{}",
+            log.lines,
+            log.malformed,
+            log.earlier,
+            if log.capped {
+                format!(
+                    ", stopped at the cap ({} lines or {} MiB)",
+                    push::MAX_LINES,
+                    push::MAX_BYTES >> 20
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    if l.early > 0 {
+        report!(
+            "  {} updates were received before their push was stamped (counted as 0 ms)",
+            l.early
+        );
+    }
+    line3("sent -> received", l.received);
+    line3("sent -> state applied", l.applied);
+    line3("sent -> frame drawn", l.drawn);
     report!(
-        "  process CPU {:.2} s over {:.1} s wall (dashboard + engine + demo server)",
+        "  process CPU {:.2} s over {:.1} s wall ({})",
         cpu.as_secs_f64(),
-        wall.as_secs_f64()
+        wall.as_secs_f64(),
+        if external.is_some() {
+            "dashboard + engine"
+        } else {
+            "dashboard + engine + demo server"
+        }
     );
-    report!("  method: the demo server stamps each notification as it hands it to the SSE stream;");
+    if external.is_some() {
+        report!("  method: the server stamps each push (unix microseconds, in its push log) just");
+        report!(
+            "  before handing it to its router, put on this process's clock by a (SystemTime, Instant) pair;"
+        );
+    } else {
+        report!(
+            "  method: the demo server stamps each notification as it hands it to the SSE stream;"
+        );
+    }
     report!(
         "  the loop's probe stamps the TaskUpdated(push) carrying the same task/status/message"
     );
