@@ -6,8 +6,9 @@
 #   QUICK=1 benches/scripts/bench_all.sh    # small sizes, to check the command works
 #
 # Needs: cargo build --profile dist (or PROFILE=release after cargo build --release), bash tests/interop/setup.sh (TASKRAIL_PEERS_DIR/.peers).
-# Every `taskrail bench` scenario uses its own temporary ledger; the FastMCP peer runs in
-# its own process (side_by_side.sh), so those figures are the client's alone.
+# Every `taskrail bench` scenario uses its own temporary ledger; the FastMCP peer
+# (side_by_side.sh) and the tower-mcp peer (push_tower.sh, built on first use) run in
+# their own processes, so those figures are the client's alone.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${CARGO_TARGET_DIR:-$repo/target}/${PROFILE:-dist}/taskrail"
@@ -18,10 +19,10 @@ trap '[[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
 unset TASKRAIL_DB
 
 if [[ -n "${QUICK:-}" ]]; then
-  push="--tasks 20 --pages 5"; idle="--tasks 100 --secs 5"; polite="--tasks 20 --secs 5 --poll-interval 500"
+  push="--tasks 20 --pages 5"; push_tower="20 5 400"; idle="--tasks 100 --secs 5"; polite="--tasks 20 --secs 5 --poll-interval 500"
   start10="--tasks 1000"; start100="--tasks 5000"; sides=(100); scale=(100); criterion=""
 else
-  push="--tasks 100 --pages 20"; idle="--tasks 1000 --secs 30"; polite="--tasks 100 --secs 20 --poll-interval 500"
+  push="--tasks 100 --pages 20"; push_tower="100 20 400"; idle="--tasks 1000 --secs 30"; polite="--tasks 100 --secs 20 --poll-interval 500"
   start10="--tasks 10000"; start100="--tasks 100000"; sides=(100 1000); scale=(100 1000 10000); criterion=1
 fi
 
@@ -48,6 +49,7 @@ fi
 # shellcheck disable=SC2086
 {
   run push "$bin" bench push-latency $push
+  run push_tower bash "$here/push_tower.sh" $push_tower
   run idle "$bin" bench idle $idle
   run politeness "$bin" bench politeness $polite
   run startup10 "$bin" bench startup $start10
@@ -68,6 +70,7 @@ if [[ -n "$criterion" ]]; then
   echo "| frame, render | $(grep -h -A1 -E 'frame|draw' "$out/render.txt" | grep 'time:' | tr -s ' ' | paste -sd';') | \`cargo bench --bench render\` |"
 fi
 echo "| push sent → drawn | $(pick push 'sent -> frame drawn') | \`taskrail bench push-latency $push\` |"
+echo "| push sent → drawn, tower-mcp peer in its own process | $(pick push_tower 'sent -> frame drawn') | \`benches/scripts/push_tower.sh $push_tower\` |"
 echo "| idle | $(pick idle 'CPU') ; $(pick idle 'frames drawn') | \`taskrail bench idle $idle\` |"
 echo "| politeness | $(pick politeness 'per-task rate') ; $(pick politeness 'push on') | \`taskrail bench politeness $polite\` |"
 echo "| start-up $start10 | $(pick startup10 'first frame') ; $(pick startup10 'RSS') | \`taskrail bench startup $start10\` |"
