@@ -79,7 +79,7 @@ pub async fn client_floor(url: String, ids: Vec<String>, limit: Duration) -> any
     );
     report!("  method: McpClient::get_task per task every pollIntervalMs, at most {IN_FLIGHT} in");
     report!("  flight, on a current-thread runtime; no engine, ledger or output. CPU from");
-    report!("  /proc/self/stat over the run (connection set-up excluded).");
+    report!("  the process CPU clock over the run (connection set-up excluded).");
     report!("  {}", machine_line());
     Ok(())
 }

@@ -213,12 +213,17 @@ fn rss_of(pid: &str) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// User + system CPU time of this process so far.
+/// User + system CPU time of this process so far, from its CPU clock
+/// (`CLOCK_PROCESS_CPUTIME_ID`: to the nanosecond, threads that ended included).
 pub fn cpu_time() -> Duration {
-    cpu_of("self")
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
 }
 
-/// [`cpu_time`] of another process.
+/// User + system CPU time of another process so far, from `/proc/PID/stat` (10 ms ticks).
 pub fn cpu_time_of(pid: u32) -> Duration {
     cpu_of(&pid.to_string())
 }

@@ -320,7 +320,7 @@ pub async fn idle(tasks: usize, secs: Duration, url: Option<String>) -> anyhow::
         2.0 * board as f64 / (soonest + latest).as_secs_f64()
     );
     report!(
-        "  method: /proc/self/stat utime+stime over the window (10 ms ticks), after the tasks settled;"
+        "  method: the process CPU clock (CLOCK_PROCESS_CPUTIME_ID) over the window, after the tasks settled;"
     );
     report!(
         "  frames counted by the loop's probe after each terminal.draw() on a 200x50 TestBackend."
