@@ -50,6 +50,7 @@ fi
 {
   run push "$bin" bench push-latency $push
   run push_tower bash "$here/push_tower.sh" $push_tower
+  TASKRAIL_PEER_NODELAY=1 run push_tower_nodelay bash "$here/push_tower.sh" $push_tower
   run idle "$bin" bench idle $idle
   run politeness "$bin" bench politeness $polite
   run startup10 "$bin" bench startup $start10
@@ -70,7 +71,8 @@ if [[ -n "$criterion" ]]; then
   echo "| frame, render | $(grep -h -A1 -E 'frame|draw' "$out/render.txt" | grep 'time:' | tr -s ' ' | paste -sd';') | \`cargo bench --bench render\` |"
 fi
 echo "| push sent → drawn | $(pick push 'sent -> frame drawn') | \`taskrail bench push-latency $push\` |"
-echo "| push sent → drawn, tower-mcp peer in its own process | $(pick push_tower 'sent -> frame drawn') | \`benches/scripts/push_tower.sh $push_tower\` |"
+echo "| push sent → received / drawn, tower-mcp peer in its own process (axum's default sockets) | $(pick push_tower 'sent -> received') ; $(pick push_tower 'sent -> frame drawn') | \`benches/scripts/push_tower.sh $push_tower\` |"
+echo "| same, the peer's sockets with TCP_NODELAY | $(pick push_tower_nodelay 'sent -> received') ; $(pick push_tower_nodelay 'sent -> frame drawn') | \`TASKRAIL_PEER_NODELAY=1 benches/scripts/push_tower.sh $push_tower\` |"
 echo "| idle | $(pick idle 'CPU') ; $(pick idle 'frames drawn') | \`taskrail bench idle $idle\` |"
 echo "| politeness | $(pick politeness 'per-task rate') ; $(pick politeness 'push on') | \`taskrail bench politeness $polite\` |"
 echo "| start-up $start10 | $(pick startup10 'first frame') ; $(pick startup10 'RSS') | \`taskrail bench startup $start10\` |"

@@ -5,6 +5,8 @@
 # apart on it, matching each logged push with the frame that drew it.
 #
 #   benches/scripts/push_tower.sh [TASKS=100] [STEPS=20] [DELAY_MS=400]
+# TASKRAIL_PEER_NODELAY=1 makes the peer's sockets set TCP_NODELAY (axum's default, and
+# so the peer's, leaves Nagle's algorithm on: its small SSE writes then wait for ACKs).
 # Needs: cargo build --profile dist (or PROFILE=release after cargo build --release).
 # Builds the peer if needed, as tests/support/tower.rs does (dev profile, into
 # ${CARGO_TARGET_DIR:-target}/tower-peer), so the tests' build is reused.

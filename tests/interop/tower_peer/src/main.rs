@@ -13,12 +13,14 @@
 //! With `TASKRAIL_PEER_PUSH_LOG=<path>`, every push a handler makes is appended to that
 //! file as one line, stamped just before the notification is handed to the router:
 //! `<unix time in microseconds> <task_id> <status> <status message>`
-//! (`taskrail bench push-latency --push-log` reads it).
+//! (`taskrail bench push-latency --push-log` reads it). With `TASKRAIL_PEER_NODELAY=1`
+//! its sockets set `TCP_NODELAY` (axum's default leaves Nagle's algorithm on).
 
 use std::io::Write as _;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
+use axum::serve::ListenerExt as _;
 use serde::Deserialize;
 use tower_mcp::async_task::MemoryTaskStore;
 use tower_mcp::protocol::{
@@ -229,6 +231,13 @@ async fn main() {
             std::process::exit(1)
         });
     let port = listener.local_addr().expect("local addr").port();
+    // axum's default sockets (Nagle on) unless TASKRAIL_PEER_NODELAY=1, to compare.
+    let nodelay = std::env::var_os("TASKRAIL_PEER_NODELAY").is_some_and(|v| v == "1");
+    let listener = listener.tap_io(move |tcp| {
+        if nodelay {
+            let _ = tcp.set_nodelay(true);
+        }
+    });
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
 
     // The listener is bound, so connections queue; check one is served before READY.
