@@ -181,6 +181,11 @@ pub async fn run(args: BenchArgs) -> u8 {
     }
 }
 
+/// A duration in milliseconds, for the reports.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
 /// The `q`-th quantile (0..=1) of sorted values (nearest rank).
 pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {

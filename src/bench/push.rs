@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use super::harness::Seen;
+use super::ms;
 use crate::engine::UpdateSource;
 
 /// Reading a push log stops after this many lines (as the demo server's own log does)…
@@ -191,10 +192,6 @@ pub struct Latencies {
     /// Matched pushes the loop received before they were stamped sent (clock error);
     /// counted as 0 ms.
     pub early: usize,
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 /// Match each distinct (task, status, message) pushed with the first `TaskUpdated` from

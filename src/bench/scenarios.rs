@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::harness::{self, BenchProbe, Shared};
 use super::push;
-use super::{cpu_time, machine_line, quantile, rss_kb};
+use super::{cpu_time, machine_line, ms, quantile, rss_kb};
 use crate::demo::{DemoOptions, DemoServer};
 use crate::engine::{
     EngineCommand, EngineConfig, EngineHandle, ServerId, ServerSpec, spawn_engine,
@@ -88,10 +88,6 @@ async fn call_many(engine: &EngineHandle, n: usize, tool: &str, arguments: Value
             })
             .await;
     }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn line3(name: &str, mut v: Vec<f64>) {
