@@ -41,6 +41,9 @@ struct Watch {
 /// Run the watches that are due; drop those whose owner went away. Returns when the
 /// next one is due.
 fn run_watches(ledger: &Ledger, watches: &mut Vec<Watch>) -> Option<Instant> {
+    if watches.is_empty() {
+        return None;
+    }
     let now = Instant::now();
     watches.retain_mut(|w| {
         if w.wake.is_closed() {
