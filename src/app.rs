@@ -1,6 +1,6 @@
 //! The event loop only: one `tokio::select!` over terminal input (keys and mouse), engine
 //! events, timeline loads and exports, the outgoing command queue and a 1 Hz tick; folds
-//! everything through `state::update` and draws when dirty (at most ~60 fps, a burst of
+//! everything through `state::update` and draws when dirty (paced by `pacing`: a burst of
 //! engine events coalesced into one frame). Owns the
 //! terminal (and the bell / desktop notifications written to it) and restores it on every
 //! exit path. Must not await the network or hold state behind locks.
@@ -27,6 +27,10 @@ use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
 pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
+
+mod pacing;
+
+use pacing::Pacer;
 
 /// Where the detail view's timeline and a resumed task's payload come from (the ledger,
 /// adapted by the caller).
@@ -199,37 +203,6 @@ fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static st
     })
 }
 
-/// Minimum time between two frames (a 60 fps cap): a change waits at most this long
-/// for its frame while changes keep coming.
-const FRAME: Duration = Duration::from_millis(16);
-
-/// Within a burst (changes keep coming less than a `FRAME` after the last frame), a frame
-/// waits this long for the burst's next message, so it lands in one frame.
-const SETTLE: Duration = Duration::from_millis(2);
-
-/// The least time between two frames after one that took `cost` to build and draw:
-/// `FRAME`, or four times the cost when frames are dear (a board of 100,000 rows filling
-/// up), so drawing takes at most a fifth of the loop and the rest folds messages in.
-fn frame_gap(cost: Duration) -> Duration {
-    FRAME.max(cost * 4)
-}
-
-/// When the next frame may be drawn, `gap` (see [`frame_gap`]) being the least time
-/// between frames. The first change after a quiet `gap` is drawn at once (whatever
-/// already waited in the channel was folded in first); later changes of a burst wait for
-/// `gap` after the last frame and for messages to pause for `SETTLE` (or for a whole
-/// `gap`). A dear frame's spacing is for bursts: once messages have paused for as long as
-/// a frame costs (a quarter of the gap), the burst is over and is drawn then, though not
-/// sooner than half the gap (or `FRAME`) after the last frame.
-fn draw_at(last_draw: Instant, gap: Duration, dirty_since: Instant, last_msg: Instant) -> Instant {
-    if dirty_since >= last_draw + gap {
-        return dirty_since;
-    }
-    let burst = (last_draw + gap).max((last_msg + SETTLE).min(dirty_since + gap));
-    let over = (last_msg + gap / 4).max(last_draw + FRAME.max(gap / 2));
-    burst.min(over)
-}
-
 /// Engine events folded in at most before the loop looks at input and the screen again.
 const DRAIN_MAX: usize = 512;
 
@@ -370,8 +343,7 @@ where
     let mut events_open = true;
     let mut size = terminal.size()?;
     let mut dirty = true;
-    let mut last_draw = Instant::now() - FRAME;
-    let mut gap = FRAME;
+    let mut pacer = Pacer::new(Instant::now());
     let first = viewport(&state, size.width, size.height);
     update(&mut state, first, chrono::Utc::now());
 
@@ -387,7 +359,7 @@ where
             Msg::Engine(ev)
         } else {
             drained = 0;
-            if dirty && Instant::now() >= draw_at(last_draw, gap, dirty_since, last_msg) {
+            if dirty && Instant::now() >= pacer.draw_at(dirty_since, last_msg) {
                 let started = Instant::now();
                 state.ensure_view();
                 let now = chrono::Utc::now();
@@ -401,8 +373,7 @@ where
                         f.area(),
                     )
                 })?;
-                last_draw = Instant::now();
-                gap = frame_gap(last_draw - started);
+                pacer.drawn(started, Instant::now());
                 probe.drawn(&state);
                 dirty = false;
             }
@@ -456,7 +427,7 @@ where
                     }
                 },
                 _ = tick.tick() => Msg::Tick,
-                _ = tokio::time::sleep_until(draw_at(last_draw, gap, dirty_since, last_msg)), if dirty => continue,
+                _ = tokio::time::sleep_until(pacer.draw_at(dirty_since, last_msg)), if dirty => continue,
             }
         };
         if !dirty {
@@ -532,51 +503,5 @@ where
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_first_change_after_a_quiet_frame_is_drawn_at_once_and_a_burst_is_coalesced() {
-        let drawn = Instant::now();
-        // quiet for a second, then one change: no wait at all
-        let change = drawn + Duration::from_secs(1);
-        assert_eq!(draw_at(drawn, FRAME, change, change), change);
-        // a change 5 ms after a frame waits for the frame budget
-        let soon = drawn + Duration::from_millis(5);
-        assert_eq!(draw_at(drawn, FRAME, soon, soon), drawn + FRAME);
-        // a burst still coming past the budget: drawn once it pauses for SETTLE…
-        let first = drawn + Duration::from_millis(10);
-        let last = drawn + Duration::from_millis(17);
-        assert_eq!(draw_at(drawn, FRAME, first, last), last + SETTLE);
-        // …or when its first undrawn change has waited a whole FRAME
-        let busy = drawn + Duration::from_millis(40);
-        assert_eq!(draw_at(drawn, FRAME, first, busy), first + FRAME);
-    }
-
-    #[test]
-    fn dear_frames_are_spaced_out_cheap_ones_keep_the_frame_cap() {
-        assert_eq!(frame_gap(Duration::from_millis(1)), FRAME);
-        assert_eq!(
-            frame_gap(Duration::from_millis(10)),
-            Duration::from_millis(40)
-        );
-        let drawn = Instant::now();
-        let gap = frame_gap(Duration::from_millis(10));
-        // changes still coming after a dear frame wait for its whole gap, not the 60 fps cap
-        let first = drawn + Duration::from_millis(5);
-        let busy = drawn + Duration::from_millis(38);
-        assert_eq!(draw_at(drawn, gap, first, busy), drawn + gap);
-        // a burst that stopped is drawn once quiet for a frame's cost (10 ms here)…
-        let last = drawn + Duration::from_millis(25);
-        assert_eq!(draw_at(drawn, gap, first, last), last + gap / 4);
-        // …but never sooner than half the gap after the frame
-        assert_eq!(draw_at(drawn, gap, first, first), drawn + gap / 2);
-        // and after a quiet gap it is drawn at once
-        let later = drawn + Duration::from_millis(50);
-        assert_eq!(draw_at(drawn, gap, later, later), later);
     }
 }
