@@ -220,7 +220,7 @@ fn same(a: &TaskKey, b: &TaskKey) -> bool {
 }
 
 /// Above this many rows changed since the last frame, they leave the view in one pass
-/// instead of one search each.
+/// instead of one search each; up to this many coming in are shifted into it in place.
 const FEW: usize = 32;
 
 /// Table view model.
@@ -457,12 +457,34 @@ impl Board {
         fits(i.checked_sub(1), Ordering::Greater) && fits(Some(i + 1), Ordering::Less)
     }
 
-    /// Merge `incoming` (not in `view`) into the sorted `view`.
+    /// Merge `incoming` (not in `view`) into the sorted `view`: a binary search per
+    /// incoming row when they are few against the view, else one walk of the view (each
+    /// comparison with a view row looks that row up, so many incoming rows cost fewer
+    /// lookups walking than searching).
     fn merge(&mut self, mut incoming: Vec<&TaskRow>, rows: &Rows) {
         if incoming.is_empty() {
             return;
         }
         incoming.sort_unstable_by(|a, b| self.order(a, b));
+        let searches = incoming.len() * (usize::BITS - self.view.len().leading_zeros()) as usize;
+        if searches > self.view.len() {
+            let old = std::mem::take(&mut self.view);
+            let mut view = Vec::with_capacity(old.len() + incoming.len());
+            let mut incoming = incoming.into_iter().peekable();
+            for key in old {
+                if let Some(n) = rows.get(&key) {
+                    while let Some(row) =
+                        incoming.next_if(|row| self.order(n, row) != Ordering::Less)
+                    {
+                        view.push(row.key.clone());
+                    }
+                }
+                view.push(key);
+            }
+            view.extend(incoming.map(|row| row.key.clone()));
+            self.view = view;
+            return;
+        }
         let mut cuts = Vec::with_capacity(incoming.len());
         let mut from = 0;
         for row in &incoming {
