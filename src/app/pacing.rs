@@ -73,15 +73,16 @@ impl Pacer {
     /// folded in first); later changes of a burst wait for the gap after the last frame
     /// and for messages to pause for `SETTLE` (or for a whole gap). A dear frame's spacing
     /// is for bursts: once messages have paused for as long as a frame costs (a quarter of
-    /// the gap), the burst is over and is drawn then, though not sooner than half the gap
-    /// (or the floor) after the last frame.
+    /// the gap), the burst is over and is drawn then, though not sooner than that cost (or
+    /// the floor) after the last frame: a board that stops and goes is then drawn at most
+    /// half the time, and the loop was idle during the pause anyway.
     pub(super) fn draw_at(&self, dirty_since: Instant, last_msg: Instant) -> Instant {
         let (last_draw, gap) = (self.last_draw, self.gap);
         if dirty_since >= last_draw + gap {
             return dirty_since;
         }
         let burst = (last_draw + gap).max((last_msg + SETTLE).min(dirty_since + gap));
-        let over = (last_msg + gap / 4).max(last_draw + self.floor.max(gap / 2));
+        let over = (last_msg + gap / 4).max(last_draw + self.floor.max(gap / 4));
         burst.min(over)
     }
 }
@@ -192,8 +193,11 @@ mod tests {
         // a burst that stopped is drawn once quiet for a frame's cost (10 ms here)…
         let last = drawn + 25 * MS;
         assert_eq!(p.draw_at(first, last), last + gap / 4);
-        // …but never sooner than half the gap after the frame
-        assert_eq!(p.draw_at(first, first), drawn + gap / 2);
+        // …but never sooner than the floor (and that cost) after the frame
+        assert_eq!(p.draw_at(first, first), drawn + FRAME.max(gap / 4));
+        // a burst that ended as a 30 ms frame did is drawn 30 ms after it, not 60
+        let dearer = spent(drawn, 30 * MS);
+        assert_eq!(dearer.draw_at(drawn, drawn), drawn + 30 * MS);
         // and after a quiet gap it is drawn at once
         let later = drawn + 50 * MS;
         assert_eq!(p.draw_at(later, later), later);
