@@ -13,7 +13,7 @@ use tui_input::{Input, InputRequest};
 use super::keymap::Action;
 use super::keys::Key;
 use super::task::TaskRow;
-use super::{KeyHasher, Now, Rows, State, TaskKey, line_edit};
+use super::{KeyHasher, Rows, State, TaskKey, line_edit};
 use crate::engine::ServerId;
 use crate::mcp::TaskStatus;
 
@@ -129,41 +129,6 @@ impl SortColumn {
         .then_with(|| a.key.task_id.cmp(&b.key.task_id))
         .then_with(|| a.key.server.cmp(&b.key.server))
     }
-}
-
-/// A row's place under a sort column, cheap to compare (no pointer followed): when two
-/// rows' keys differ they are in the order `SortColumn::compare` puts them; equal keys
-/// say nothing, and the rows are compared in full. A rebuild sorts by it, so a board of
-/// 100,000 rows is sorted without a cache miss per comparison.
-type QuickKey = (i64, u32, u64);
-
-impl SortColumn {
-    fn quick_key(self, r: &TaskRow) -> QuickKey {
-        let at = |t: Option<Now>| {
-            t.map_or((i64::MIN, 0), |t| {
-                (t.timestamp(), t.timestamp_subsec_nanos())
-            })
-        };
-        let (secs, nanos) = match self {
-            SortColumn::Created => at(r.created.or(r.recorded_at)),
-            SortColumn::Seen => at(r.seen_at),
-            SortColumn::Ttl => at(r.expires_at()),
-            SortColumn::Status => (i64::from(status_rank(r)), 0),
-            SortColumn::Id => (0, 0),
-            // The column itself is a string: its first bytes, and no tie-breaker after.
-            SortColumn::Server => return (0, 0, prefix(r.key.server.as_str())),
-            SortColumn::Tool => return (0, 0, prefix(r.tool.as_deref().unwrap_or(""))),
-        };
-        (secs, nanos, prefix(r.key.task_id.as_str()))
-    }
-}
-
-/// The first 8 bytes of `s` as a number that orders as the strings do, when it differs.
-fn prefix(s: &str) -> u64 {
-    let mut b = [0u8; 8];
-    let n = s.len().min(8);
-    b[..n].copy_from_slice(&s.as_bytes()[..n]);
-    u64::from_be_bytes(b)
 }
 
 fn status_rank(r: &TaskRow) -> u8 {
@@ -421,24 +386,17 @@ impl Board {
         self.placed.reserve(rows.len());
         self.tab_counts = [0; 6];
         self.waiting.clear();
-        let mut keyed: Vec<(QuickKey, &TaskRow)> = Vec::with_capacity(rows.len());
+        let mut view: Vec<&TaskRow> = Vec::with_capacity(rows.len());
         for row in rows.values() {
             let place = self.place(row);
             self.count(&row.key.server, place, 1);
             self.placed.insert(row.key.clone(), place);
             if place & IN_VIEW != 0 {
-                keyed.push((self.sort.quick_key(row), row));
+                view.push(row);
             }
         }
-        keyed.sort_unstable_by(|(ka, a), (kb, b)| {
-            let quick = if self.descending {
-                kb.cmp(ka)
-            } else {
-                ka.cmp(kb)
-            };
-            quick.then_with(|| self.order(a, b))
-        });
-        self.view = keyed.into_iter().map(|(_, r)| r.key.clone()).collect();
+        view.sort_unstable_by(|a, b| self.order(a, b));
+        self.view = view.into_iter().map(|r| r.key.clone()).collect();
     }
 
     /// Re-place the touched rows: recount them, take those that moved out of `view` and
