@@ -143,8 +143,13 @@ impl McpClient {
                 None,
             ),
         };
+        // The news goes first: the server may answer what waited on this reply (a tool's
+        // result) before a push sent after it would be read.
+        if let Some(p) = push {
+            let _ = self.push_tx.send(p).await;
+        }
         self.reply(&reply).await;
-        push
+        None
     }
 
     async fn reply(&self, msg: &Value) {
