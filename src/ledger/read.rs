@@ -26,36 +26,49 @@ pub struct AnsweredKey {
 
 /// The columns [`task_from_row`] maps, with the arguments and snapshot columns given.
 macro_rules! select_task {
-    ($arguments:literal, $snapshot:literal) => {
+    ($arguments:literal, $snapshot:literal, $answered:expr) => {
         concat!(
             "SELECT t.server, t.task_id, t.era, t.tool, ",
             $arguments,
             ", t.recorded_at, t.server_created_at, ",
             $snapshot,
             ", t.status, t.terminal, t.terminal_at, t.expired,
-               t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task,
-               (SELECT json_group_array(a.input_key ORDER BY a.answered_at, a.input_key)
-                  FROM answered_keys a WHERE a.task = t.id),
-               t.end_reason, t.cancel_state, t.started_by, t.session,
+               t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task, ",
+            $answered,
+            ", t.end_reason, t.cancel_state, t.started_by, t.session,
                t.changed_seq AS changed_seq, t.id AS row_id"
         )
     };
 }
 
-pub(super) const SELECT_TASK: &str =
-    concat!(select_task!("t.arguments", "t.snapshot"), " FROM tasks t");
+/// The answered input keys of `t`, oldest first, as a JSON array.
+macro_rules! answered_keys {
+    () => {
+        "(SELECT json_group_array(a.input_key ORDER BY a.answered_at, a.input_key)
+            FROM answered_keys a WHERE a.task = t.id)"
+    };
+}
+
+pub(super) const SELECT_TASK: &str = concat!(
+    select_task!("t.arguments", "t.snapshot", answered_keys!()),
+    " FROM tasks t"
+);
 
 /// [`SELECT_TASK`] for resuming: a finished task is read lean (see [`TaskRecord::lean`]),
-/// and column 23 says whether it was. Snapshots are stored as compact JSON, where a tool
-/// error's result holds the text `"isError":true` (inside a string its quotes would be
-/// escaped); a snapshot holding it anywhere is read whole, which is only ever less lean.
+/// and column 23 says whether it was. Its snapshot's payload is dropped in [`scan_row`],
+/// once parsed: SQLite's JSON functions (validate, then remove) cost several times the
+/// parse itself.
 const SCAN_TASK: &str = concat!(
     select_task!(
         "CASE WHEN (t.terminal = 1 OR t.expired = 1) THEN NULL ELSE t.arguments END",
-        "CASE WHEN (t.terminal = 1 OR t.expired = 1)
-                   AND instr(t.snapshot, '\"isError\":true') = 0 AND json_valid(t.snapshot)
-              THEN json_remove(t.snapshot, '$.result', '$.error.data')
-              ELSE t.snapshot END"
+        "t.snapshot",
+        // No input is asked of a finished task again: its answered keys are not read (a
+        // lookup in another table per row).
+        concat!(
+            "CASE WHEN (t.terminal = 1 OR t.expired = 1) THEN NULL ELSE ",
+            answered_keys!(),
+            " END"
+        )
     ),
     ", (t.terminal = 1 OR t.expired = 1) FROM tasks t"
 );
@@ -266,12 +279,20 @@ fn scan_sql(include_terminal: bool) -> String {
     format!("{SCAN_TASK} WHERE t.server = ?1 {which} ORDER BY t.recorded_at DESC, t.id DESC")
 }
 
-/// A row of [`scan_sql`].
+/// A row of [`scan_sql`]; a lean one keeps of its snapshot's payload only what the board
+/// shows: a tool error's result (its text), and the error without its data.
 fn scan_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
-    Ok(TaskRecord {
-        lean: r.get(23)?,
-        ..task_from_row(r)?
-    })
+    let mut rec = task_from_row(r)?;
+    rec.lean = r.get(23)?;
+    if let Some(task) = rec.snapshot.as_mut().filter(|_| rec.lean) {
+        if !task.result_is_error() {
+            task.result = None;
+        }
+        if let Some(e) = task.error.as_mut() {
+            e.data = None;
+        }
+    }
+    Ok(rec)
 }
 
 impl Ledger {
@@ -363,6 +384,11 @@ mod tests {
             serde_json::json!({"taskId": "live", "status": "working"}),
             args.clone(),
         );
+        for id in ["done", "live"] {
+            ledger
+                .mark_answered(&ServerId::named("s"), &TaskId::new(id), "k", "accept")
+                .unwrap();
+        }
         let mut got = Vec::new();
         ledger
             .scan_server(&ServerId::named("s"), true, 2, |c| {
@@ -387,15 +413,21 @@ mod tests {
             (failed.code, failed.message.as_str(), failed.data),
             (-32000, "no", None)
         );
+        assert!(
+            done.answered_keys.is_empty(),
+            "no input is asked of a finished task"
+        );
         let live = by("live");
         assert!(!live.lean);
         assert_eq!(live.arguments, Some(args.clone()));
+        assert_eq!(live.answered_keys, ["k"]);
         let full = ledger
             .get(&ServerId::named("s"), &TaskId::new("done"))
             .unwrap()
             .unwrap();
         assert_eq!(full.snapshot.unwrap().result, Some(Box::new(result)));
         assert_eq!(full.arguments, Some(args));
+        assert_eq!(full.answered_keys, ["k"]);
     }
 
     /// A stored snapshot that is not JSON is read as none, not an error of the whole scan.

@@ -165,6 +165,15 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl Task {
+    /// Its result says `isError: true` (a tool error, whatever the status).
+    pub fn result_is_error(&self) -> bool {
+        self.result
+            .as_ref()
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
     /// Decode a task from any of its wire shapes: v2 flat (`ttlMs`), v1 flat (`ttl`),
     /// or a v1 `CreateTaskResult` nesting it under `task`. Unknown fields are ignored.
     pub fn from_wire(v: &Value) -> Result<Task, McpError> {

@@ -129,14 +129,9 @@ impl TaskRow {
 
     /// Completed with a result that has `isError: true`.
     pub fn tool_error(&self) -> bool {
-        self.task.as_ref().is_some_and(|t| {
-            t.status == TaskStatus::Completed
-                && t.result
-                    .as_ref()
-                    .and_then(|r| r.get("isError"))
-                    .and_then(Value::as_bool)
-                    == Some(true)
-        })
+        self.task
+            .as_ref()
+            .is_some_and(|t| t.status == TaskStatus::Completed && t.result_is_error())
     }
 
     /// Why the task failed, in one sanitized line: the JSON-RPC error (message and
@@ -144,12 +139,7 @@ impl TaskRow {
     /// task that did not fail.
     pub fn failure_reason(&self) -> Option<String> {
         let t = self.task.as_ref()?;
-        let errored = t
-            .result
-            .as_ref()
-            .and_then(|r| r.get("isError"))
-            .and_then(Value::as_bool)
-            == Some(true);
+        let errored = t.result_is_error();
         if t.status != TaskStatus::Failed && !self.tool_error() {
             return None;
         }
