@@ -12,6 +12,8 @@ mod support;
 
 use std::time::Duration;
 
+use serde_json::Value;
+
 use support::hosts::{
     Host, Sdk, Via, event, ledger_task, user_with_server, user_with_stdio_server,
 };
@@ -250,6 +252,35 @@ fn an_upstream_drop_mid_call_is_resumed_and_the_tool_runs_once() {
         stats["methods"]["tools/call"], 1,
         "the tool was called once: {stats}"
     );
+}
+
+/// A host line that is not UTF-8 gets a parse error and one over the size bound an error
+/// for its id at once (the host does not wait for a reply that never comes); the session
+/// goes on after both.
+#[test]
+fn bad_host_lines_get_error_replies_and_the_session_goes_on() {
+    let demo = DemoProcess::start(&["--listen", "127.0.0.1:0"]);
+    let tr = user_with_server(&demo.url);
+    let mut proxy = tr.spawn(&["proxy", "up"]);
+    proxy.write_line(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bad-lines","version":"1"}}}"#,
+    );
+    proxy.wait_stdout(r#""id":1"#, LIMIT);
+    proxy.write_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    proxy.write_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\xff\"}\n");
+    let parse: Value = serde_json::from_str(&proxy.wait_stdout("-32700", LIMIT)).unwrap();
+    assert_eq!(parse["id"], Value::Null, "{parse}");
+    let mut big = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{"pad":""#.to_vec();
+    big.resize(big.len() + 17 * 1024 * 1024, b'a');
+    big.extend_from_slice(b"\"}}}\n");
+    proxy.write_bytes(&big);
+    let over: Value = serde_json::from_str(&proxy.wait_stdout(r#""id":3"#, LIMIT)).unwrap();
+    assert_eq!(over["error"]["code"], -32600, "{over}");
+    proxy.write_line(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
+    let tools: Value = serde_json::from_str(&proxy.wait_stdout(r#""id":4"#, LIMIT)).unwrap();
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    let run = proxy.finish(LIMIT);
+    assert_eq!(run.code, Some(0), "{run:#?}");
 }
 
 fn fastmcp() -> String {

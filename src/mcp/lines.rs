@@ -6,9 +6,11 @@
 //! Also `leading_id`: the top-level `"id"` of a JSON-RPC message read from its first
 //! bytes, so a request whose reply was too long to keep can fail at once.
 //!
-//! Pure: callers do the reading.
+//! `read_lines` drives a splitter over an async reader: the one line reader of both stdio
+//! sides (the client's child process and the proxy's host).
 
 use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// How much of an over-long line is kept (for the log and `leading_id`).
 pub const HEAD: usize = 4096;
@@ -97,6 +99,36 @@ impl LineSplitter {
     /// Bytes held for the line in progress (for the bound's tests).
     pub fn held(&self) -> usize {
         self.buf.len()
+    }
+}
+
+/// Read `pipe` to its end in lines of at most `max` bytes, handing each to `each`.
+pub async fn read_lines<R, F, Fut>(mut pipe: R, max: usize, mut each: F) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    F: FnMut(Line) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut splitter = LineSplitter::new(max);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = Vec::new();
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            splitter.end(&mut lines);
+        } else {
+            splitter.feed(&buf[..n], &mut lines);
+        }
+        for line in lines.drain(..) {
+            each(line).await;
+        }
+        if n == 0 {
+            return Ok(());
+        }
     }
 }
 

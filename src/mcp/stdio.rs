@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
@@ -21,7 +21,7 @@ use super::endpoint::ConnectOptions;
 use super::error::McpError;
 use super::http::MessageStream;
 use super::jsonrpc::{self, Inbound, Incoming, RequestId};
-use super::lines::{Line, LineSplitter, leading_id};
+use super::lines::{Line, leading_id, read_lines};
 use super::types::ErrorObject;
 
 type Reply = Result<Value, ErrorObject>;
@@ -227,36 +227,6 @@ impl StdioTransport {
             {
                 let _ = child.kill().await;
             }
-        }
-    }
-}
-
-/// Read `pipe` to its end in lines of at most `max` bytes, handing each to `each`.
-async fn read_lines<R, F, Fut>(mut pipe: R, max: usize, mut each: F) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    F: FnMut(Line) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let mut splitter = LineSplitter::new(max);
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut lines = Vec::new();
-    loop {
-        let n = match pipe.read(&mut buf).await {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            splitter.end(&mut lines);
-        } else {
-            splitter.feed(&buf[..n], &mut lines);
-        }
-        for line in lines.drain(..) {
-            each(line).await;
-        }
-        if n == 0 {
-            return Ok(());
         }
     }
 }

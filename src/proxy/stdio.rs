@@ -5,13 +5,12 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use super::Proxy;
+use crate::mcp::lines::{Line, leading_id, read_lines};
 
 /// Largest accepted line from the host.
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -39,29 +38,36 @@ where
         }
     });
     let host = proxy.host(Some(out.clone()));
-    let mut lines = FramedRead::new(input, LinesCodec::new_with_max_length(MAX_LINE));
-    loop {
-        match lines.next().await {
-            None => break,
-            Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
-                tracing::warn!("dropping a message from the client longer than {MAX_LINE} bytes");
-            }
-            Some(Err(e)) => {
-                tracing::warn!("reading from the client failed: {e}");
-                break;
-            }
-            Some(Ok(line)) if line.trim().is_empty() => {}
-            Some(Ok(line)) => match serde_json::from_str::<Value>(&line) {
-                Ok(msg) => host.handle(&proxy, msg, out.clone()),
-                Err(e) => {
-                    let reply = json!({
-                        "jsonrpc": "2.0", "id": null,
-                        "error": { "code": -32700, "message": format!("Parse error: {e}") },
-                    });
-                    let _ = out.send(reply).await;
+    let read = read_lines(input, MAX_LINE, |line| {
+        let (proxy, host, out) = (&proxy, &host, &out);
+        async move {
+            match line {
+                Line::Full(bytes) if bytes.trim_ascii().is_empty() => {}
+                Line::Full(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+                    Ok(msg) => host.handle(proxy, msg, out.clone()),
+                    Err(e) => {
+                        let reply = error_reply(Value::Null, -32700, &format!("Parse error: {e}"));
+                        let _ = out.send(reply).await;
+                    }
+                },
+                Line::TooLong { head, len } => {
+                    tracing::warn!(
+                        "dropping a message of {len} bytes from the client, longer than {MAX_LINE}"
+                    );
+                    // A request is answered at once, so the host does not wait for a reply
+                    // that will never come.
+                    if let Some(id) = leading_id(&head) {
+                        let text =
+                            format!("message of {len} bytes is over the {MAX_LINE}-byte limit");
+                        let _ = out.send(error_reply(id, -32600, &text)).await;
+                    }
                 }
-            },
+            }
         }
+    })
+    .await;
+    if let Err(e) = read {
+        tracing::warn!("reading from the client failed: {e}");
     }
     tracing::info!("the client closed its input; stopping");
     drop(host);
@@ -74,4 +80,9 @@ where
         writer.abort();
     }
     Ok(())
+}
+
+/// A JSON-RPC error reply to `id`.
+fn error_reply(id: Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }

@@ -264,8 +264,13 @@ impl Running {
     }
 
     pub fn write_line(&mut self, line: &str) {
+        self.write_bytes(format!("{line}\n").as_bytes());
+    }
+
+    /// Write raw bytes to its stdin (not necessarily UTF-8, nor whole lines).
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is piped");
-        writeln!(stdin, "{line}").expect("write to taskrail");
+        stdin.write_all(bytes).expect("write to taskrail");
         stdin.flush().expect("flush");
     }
 
