@@ -28,7 +28,7 @@ const SHARE: u32 = 10;
 const CREDIT_MAX: Duration = Duration::from_millis(20);
 
 /// The frame clock of one dashboard loop.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Pacer {
     last_draw: Instant,
     /// Least time before the next frame (see [`Pacer::drawn`]).

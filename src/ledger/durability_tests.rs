@@ -30,11 +30,12 @@ fn two_ledgers_interleave_writes_from_two_threads() {
     let writers: Vec<_> = ["dashboard", "cli"]
         .into_iter()
         .map(|name| {
-            let path = path.clone();
+            // Each writer opens its own connection, as two processes would; opened here,
+            // so a failure to open fails the test instead of leaving the other writer
+            // waiting at the barrier.
+            let ledger = Ledger::open(&path).unwrap();
             let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || {
-                // Each writer opens its own connection, as two processes would.
-                let ledger = Ledger::open(&path).unwrap();
                 barrier.wait();
                 for i in 0..PER_WRITER {
                     let id = format!("{name}-{i}");
