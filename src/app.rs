@@ -28,6 +28,8 @@ pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
 
+#[cfg(test)]
+mod loop_tests;
 mod pacing;
 
 use pacing::Pacer;
@@ -349,6 +351,9 @@ where
 
     let mut drained = 0usize;
     let (mut dirty_since, mut last_msg) = (Instant::now(), Instant::now());
+    // The engine said the burst is over (a resume's last rows): drawn without waiting for
+    // the pause that would otherwise tell.
+    let mut burst_over = false;
     loop {
         // Engine events already waiting are folded in before drawing: a burst (many tasks
         // changing at once) then costs one frame, not one per event.
@@ -359,7 +364,12 @@ where
             Msg::Engine(ev)
         } else {
             drained = 0;
-            if dirty && Instant::now() >= pacer.draw_at(dirty_since, last_msg) {
+            let draw_at = if burst_over {
+                Instant::now()
+            } else {
+                pacer.draw_at(dirty_since, last_msg)
+            };
+            if dirty && Instant::now() >= draw_at {
                 let started = Instant::now();
                 state.ensure_view();
                 let now = chrono::Utc::now();
@@ -376,6 +386,7 @@ where
                 pacer.drawn(started, Instant::now());
                 probe.drawn(&state);
                 dirty = false;
+                burst_over = false;
             }
             tokio::select! {
                 ev = input.next() => match ev {
@@ -427,7 +438,7 @@ where
                     }
                 },
                 _ = tick.tick() => Msg::Tick,
-                _ = tokio::time::sleep_until(pacer.draw_at(dirty_since, last_msg)), if dirty => continue,
+                _ = tokio::time::sleep_until(draw_at), if dirty => continue,
             }
         };
         if !dirty {
@@ -435,6 +446,7 @@ where
         }
         dirty = true;
         last_msg = Instant::now();
+        burst_over |= matches!(msg, Msg::Engine(EngineEvent::TasksResumed { more: 0, .. }));
         // The table height changes when the filter line shows or hides (keys and mouse
         // only) or a server joins the header; other messages skip the layout check.
         let may_relayout = matches!(msg, Msg::Key(_) | Msg::Mouse(_));
