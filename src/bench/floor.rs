@@ -3,6 +3,10 @@
 //! most 16 in flight, until it ends), with no engine, ledger or output. Its CPU per
 //! request is the floor the whole `watch` is measured against.
 //!
+//! `taskrail bench http-floor`: below that, the HTTP client alone — one `server/discover`
+//! POST after another on one kept-alive connection, with or without a timer between: what
+//! a request and its reply cost this machine before any protocol work.
+//!
 //! Must not use the engine or the ledger: it measures what is left without them.
 
 use std::sync::Arc;
@@ -80,6 +84,51 @@ pub async fn client_floor(url: String, ids: Vec<String>, limit: Duration) -> any
     report!("  method: McpClient::get_task per task every pollIntervalMs, at most {IN_FLIGHT} in");
     report!("  flight, on a current-thread runtime; no engine, ledger or output. CPU from");
     report!("  the process CPU clock over the run (connection set-up excluded).");
+    report!("  {}", machine_line());
+    Ok(())
+}
+
+/// POST `requests` `server/discover` requests to `url` one after another, sleeping `gap` between them
+/// (zero: back to back); report the CPU per request.
+pub async fn http_floor(url: String, requests: u64, gap: Duration) -> anyhow::Result<()> {
+    crate::mcp::http::install_crypto_provider();
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let post = || {
+        client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "server/discover")
+            .body(body)
+            .send()
+    };
+    // The connection is opened before the clock starts.
+    post().await?.bytes().await?;
+    let cpu0 = cpu_time();
+    let t0 = Instant::now();
+    for _ in 0..requests {
+        post().await?.error_for_status()?.bytes().await?;
+        if !gap.is_zero() {
+            tokio::time::sleep(gap).await;
+        }
+    }
+    let cpu = cpu_time().saturating_sub(cpu0);
+    let wall = t0.elapsed();
+    report!(
+        "http floor: {requests} server/discover POSTs, {} ms apart, to {}",
+        gap.as_millis(),
+        crate::sanitize::sanitize_line(&url, 80)
+    );
+    report!(
+        "  in {:.1} s, CPU {:.2} s = {:.0} us per request",
+        wall.as_secs_f64(),
+        cpu.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / requests.max(1) as f64
+    );
+    report!("  method: reqwest alone, one kept-alive connection, one request at a time, on a");
+    report!("  current-thread runtime; CPU from the process CPU clock over the requests.");
     report!("  {}", machine_line());
     Ok(())
 }

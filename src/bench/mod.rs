@@ -118,6 +118,18 @@ pub enum Scenario {
         #[arg(required = true, allow_hyphen_values = true)]
         ids: Vec<String>,
     },
+    /// The HTTP client alone: `server/discover` requests one after another (below
+    /// `client-floor`).
+    HttpFloor {
+        /// A server of your own (`taskrail serve-demo` prints one).
+        #[arg(long)]
+        url: String,
+        #[arg(long, default_value_t = 2000)]
+        requests: u64,
+        /// Milliseconds between one reply and the next request (0: back to back).
+        #[arg(long, default_value_t = 0)]
+        gap_ms: u64,
+    },
     /// Politeness: `tasks/get` per task per second against `pollIntervalMs`, push off and on.
     Politeness {
         #[arg(long, default_value_t = 100)]
@@ -159,17 +171,20 @@ pub async fn run(args: BenchArgs) -> u8 {
         Scenario::ProxyLatency { calls, url } => proxy::latency(calls, url).await,
         Scenario::ProxyLoad { tasks, pages, url } => proxy::load(tasks, pages, url).await,
         Scenario::ClientFloor { url, secs, ids } => {
-            // On a runtime of its own, single-threaded like a CLI command's.
             let limit = Duration::from_secs(secs);
-            tokio::task::spawn_blocking(move || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?
-                    .block_on(floor::client_floor(url, ids, limit))
-            })
+            single_threaded(floor::client_floor(url, ids, limit)).await
+        }
+        Scenario::HttpFloor {
+            url,
+            requests,
+            gap_ms,
+        } => {
+            single_threaded(floor::http_floor(
+                url,
+                requests,
+                Duration::from_millis(gap_ms),
+            ))
             .await
-            .map_err(anyhow::Error::from)
-            .and_then(|r| r)
         }
     };
     match result {
@@ -179,6 +194,22 @@ pub async fn run(args: BenchArgs) -> u8 {
             1
         }
     }
+}
+
+/// Run `work` on a runtime of its own, single-threaded like a CLI command's.
+async fn single_threaded<F>(work: F) -> anyhow::Result<()>
+where
+    F: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(work)
+    })
+    .await
+    .map_err(anyhow::Error::from)
+    .and_then(|r| r)
 }
 
 /// A duration in milliseconds, for the reports.
