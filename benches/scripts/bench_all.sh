@@ -15,15 +15,15 @@ bin="${CARGO_TARGET_DIR:-$repo/target}/${PROFILE:-dist}/taskrail"
 here="$repo/benches/scripts"
 [[ -x "$bin" ]] || { echo "build first: cargo build --profile ${PROFILE:-dist}" >&2; exit 2; }
 out="$(mktemp -d)"
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
+trap 'kill "${demo_pid:-}" 2>/dev/null || true; [[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
 unset TASKRAIL_DB
 
 if [[ -n "${QUICK:-}" ]]; then
   push="--tasks 20 --pages 5"; push_tower="20 5 400"; idle="--tasks 100 --secs 5"; polite="--tasks 20 --secs 5 --poll-interval 500"
-  start10="--tasks 1000"; start100="--tasks 5000"; sides=(100); scale=(100); criterion=""
+  start10="--tasks 1000"; start100="--tasks 5000"; sides=(100); scale=(100); criterion=""; floor_n=500
 else
   push="--tasks 100 --pages 20"; push_tower="100 20 400"; idle="--tasks 1000 --secs 30"; polite="--tasks 100 --secs 20 --poll-interval 500"
-  start10="--tasks 10000"; start100="--tasks 100000"; sides=(100 1000); scale=(100 1000 10000); criterion=1
+  start10="--tasks 10000"; start100="--tasks 100000"; sides=(100 1000); scale=(100 1000 10000); criterion=1; floor_n=5000
 fi
 
 machine() {
@@ -56,6 +56,14 @@ fi
   run startup10 "$bin" bench startup $start10
   run startup100 "$bin" bench startup $start100
 }
+# The HTTP client alone, against the demo server in a process of its own.
+"$bin" serve-demo >"$out/demo.url" 2>/dev/null &
+demo_pid=$!
+for _ in $(seq 100); do [[ -s "$out/demo.url" ]] && break; sleep 0.1; done
+demo_url="$(head -1 "$out/demo.url")"
+run http_floor "$bin" bench http-floor --url "$demo_url" --requests $floor_n
+run http_floor_gap "$bin" bench http-floor --url "$demo_url" --requests $((floor_n / 5)) --gap-ms 10
+kill "$demo_pid" 2>/dev/null || true
 for n in "${sides[@]}"; do run "side$n" bash "$here/side_by_side.sh" "$n" 1000; done
 for n in "${scale[@]}"; do ONLY_TASKRAIL=1 run "scale$n" bash "$here/side_by_side.sh" "$n" 1000; done
 after="$(machine)"
@@ -77,6 +85,7 @@ echo "| idle | $(pick idle 'CPU') ; $(pick idle 'frames drawn') | \`taskrail ben
 echo "| politeness | $(pick politeness 'per-task rate') ; $(pick politeness 'push on') | \`taskrail bench politeness $polite\` |"
 echo "| start-up $start10 | $(pick startup10 'first frame') ; $(pick startup10 'RSS') | \`taskrail bench startup $start10\` |"
 echo "| start-up $start100 | $(pick startup100 'first frame') ; $(pick startup100 'RSS') | \`taskrail bench startup $start100\` |"
+echo "| HTTP client alone, back to back / 10 ms apart | $(pick http_floor 'us per request') ; $(pick http_floor_gap 'us per request') | \`taskrail bench http-floor --url URL\` (and \`--gap-ms 10\`) |"
 for n in "${sides[@]}"; do
   echo "| watch vs FastMCP client, $n tasks, pollIntervalMs 1000 | $(pick "side$n" '^ratio') ; $(pick "side$n" '^taskrail watch') ; $(pick "side$n" '^FastMCP Client') | \`benches/scripts/side_by_side.sh $n 1000\` |"
 done
