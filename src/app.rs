@@ -58,6 +58,31 @@ pub trait TimelineSource: Send + Sync {
     ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>>;
 }
 
+/// A timeline source with nothing in it, for headless runs (benchmarks, tests).
+pub struct NoTimeline;
+
+impl TimelineSource for NoTimeline {
+    fn timeline(
+        &self,
+        _: &ServerId,
+        _: &TaskId,
+    ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    fn export(&self, _: &ServerId, _: &TaskId) -> BoxFuture<'static, anyhow::Result<String>> {
+        Box::pin(async { Ok(String::new()) })
+    }
+
+    fn payload(
+        &self,
+        _: &ServerId,
+        _: &TaskId,
+    ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>> {
+        Box::pin(async { Ok(Default::default()) })
+    }
+}
+
 /// How the dashboard looks and behaves (from the config file).
 pub struct DashboardSettings {
     pub keymap: Keymap,
@@ -162,6 +187,26 @@ pub struct DashboardContext {
     /// Disables cancel, answer and call.
     pub read_only: bool,
     pub settings: DashboardSettings,
+}
+
+impl DashboardContext {
+    /// A context for a headless run (benchmarks, tests): no disabled servers, no
+    /// timelines, the default settings.
+    pub fn headless(
+        servers: Vec<ServerId>,
+        commands: mpsc::Sender<EngineCommand>,
+        events: mpsc::Receiver<EngineEvent>,
+    ) -> DashboardContext {
+        DashboardContext {
+            servers,
+            disabled: Vec::new(),
+            commands,
+            events,
+            timeline: Arc::new(NoTimeline),
+            read_only: false,
+            settings: DashboardSettings::default(),
+        }
+    }
 }
 
 /// Restores the terminal when dropped (early returns, errors, unwinding panics).

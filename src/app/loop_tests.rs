@@ -3,39 +3,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::future::BoxFuture;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::{DashboardContext, DashboardSettings, Probe, TimelineSource, event_loop};
+use super::{DashboardContext, Probe, event_loop};
 use crate::engine::{EngineEvent, KnownTask, ServerId, TaskId};
-use crate::state::{State, TimelineEntry};
-
-struct NoTimeline;
-
-impl TimelineSource for NoTimeline {
-    fn timeline(
-        &self,
-        _: &ServerId,
-        _: &TaskId,
-    ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>> {
-        Box::pin(async { Ok(Vec::new()) })
-    }
-
-    fn export(&self, _: &ServerId, _: &TaskId) -> BoxFuture<'static, anyhow::Result<String>> {
-        Box::pin(async { Ok(String::new()) })
-    }
-
-    fn payload(
-        &self,
-        _: &ServerId,
-        _: &TaskId,
-    ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>> {
-        Box::pin(async { Ok(Default::default()) })
-    }
-}
+use crate::state::State;
 
 /// Every frame: when it was drawn and how many tasks it held.
 #[derive(Clone, Default)]
@@ -89,15 +64,7 @@ async fn a_resumes_last_rows_are_drawn_without_waiting_for_a_pause() {
     let (stop, stopped) = oneshot::channel::<()>();
     let frames = Frames::default();
     let mut probe = frames.clone();
-    let ctx = DashboardContext {
-        servers: vec![server.clone()],
-        disabled: Vec::new(),
-        commands,
-        events,
-        timeline: Arc::new(NoTimeline),
-        read_only: false,
-        settings: DashboardSettings::default(),
-    };
+    let ctx = DashboardContext::headless(vec![server.clone()], commands, events);
     let run = tokio::spawn(async move {
         let mut terminal = Terminal::new(TestBackend::new(120, 35))?;
         let input = Box::pin(futures::StreamExt::filter_map(

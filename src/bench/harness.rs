@@ -6,49 +6,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::app::{
-    DashboardContext, DashboardSettings, Probe, TimelineEntry, TimelineSource, event_loop,
-};
+use crate::app::{DashboardContext, Probe, event_loop};
 use crate::engine::{EngineCommand, EngineEvent, ServerId, UpdateSource};
 use crate::state::{Msg, State};
 
 /// Screen size of every headless run.
 pub const WIDTH: u16 = 200;
 pub const HEIGHT: u16 = 50;
-
-/// No timelines in benchmarks.
-struct NoTimeline;
-
-impl TimelineSource for NoTimeline {
-    fn timeline(
-        &self,
-        _server: &ServerId,
-        _task_id: &crate::ids::TaskId,
-    ) -> BoxFuture<'static, anyhow::Result<Vec<TimelineEntry>>> {
-        Box::pin(async { Ok(Vec::new()) })
-    }
-
-    fn export(
-        &self,
-        _server: &ServerId,
-        _task_id: &crate::ids::TaskId,
-    ) -> BoxFuture<'static, anyhow::Result<String>> {
-        Box::pin(async { Ok(String::new()) })
-    }
-
-    fn payload(
-        &self,
-        _server: &ServerId,
-        _task_id: &crate::ids::TaskId,
-    ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>> {
-        Box::pin(async { Ok(Default::default()) })
-    }
-}
 
 /// A task update the loop received: when it arrived, was applied and first drawn.
 #[derive(Debug, Clone)]
@@ -196,15 +164,7 @@ pub fn start(
     mut probe: BenchProbe,
 ) -> Running {
     let (stop, stopped) = oneshot::channel::<()>();
-    let ctx = DashboardContext {
-        servers,
-        disabled: Vec::new(),
-        commands,
-        events,
-        timeline: Arc::new(NoTimeline),
-        read_only: false,
-        settings: DashboardSettings::default(),
-    };
+    let ctx = DashboardContext::headless(servers, commands, events);
     let join = tokio::spawn(async move {
         let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT))?;
         let input = Box::pin(
