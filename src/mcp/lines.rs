@@ -135,7 +135,19 @@ where
 /// The top-level `"id"` (a number or a string) of the JSON object starting `head`, when
 /// it appears in `head`; `None` otherwise. Never reads past `head`.
 pub fn leading_id(head: &[u8]) -> Option<Value> {
-    let b = head;
+    let v: Value = serde_json::from_slice(leading_member(head, b"\"id\"")?).ok()?;
+    (v.is_number() || v.is_string()).then_some(v)
+}
+
+/// Whether the JSON object starting `head` is a request: a top-level `"method"` appears
+/// in `head` (a message cut short before it is taken for none).
+pub fn leading_is_request(head: &[u8]) -> bool {
+    leading_member(head, b"\"method\"").is_some()
+}
+
+/// The raw value of the top-level member `key` (quoted, as it is written) of the JSON
+/// object starting `head`, when the whole member is in `head`.
+fn leading_member<'a>(b: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
@@ -145,7 +157,7 @@ pub fn leading_id(head: &[u8]) -> Option<Value> {
         i = ws(b, i);
         let key_start = i;
         i = string_end(b, i)?;
-        let key = &b[key_start..i];
+        let this = &b[key_start..i];
         i = ws(b, i);
         if b.get(i) != Some(&b':') {
             return None;
@@ -153,9 +165,8 @@ pub fn leading_id(head: &[u8]) -> Option<Value> {
         i = ws(b, i + 1);
         let value_start = i;
         i = value_end(b, i)?;
-        if key == b"\"id\"" {
-            let v: Value = serde_json::from_slice(&b[value_start..i]).ok()?;
-            return (v.is_number() || v.is_string()).then_some(v);
+        if this == key {
+            return Some(&b[value_start..i]);
         }
         i = ws(b, i);
         if b.get(i) != Some(&b',') {
@@ -290,5 +301,17 @@ mod tests {
         assert_eq!(id(r#"{"id":12"#), None);
         assert_eq!(id(r#"{"id":null,"#), None);
         assert_eq!(id("[1,2]"), None);
+    }
+
+    #[test]
+    fn a_request_is_told_from_a_response_by_its_head() {
+        let req = |s: &str| leading_is_request(s.as_bytes());
+        assert!(req(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"a"#
+        ));
+        assert!(req(r#"{"method":"notifications/x","params":{"#));
+        assert!(!req(r#"{"jsonrpc":"2.0","id":3,"result":{"method":"x"}}"#));
+        // The method comes after the cut: not known to be a request.
+        assert!(!req(r#"{"jsonrpc":"2.0","id":3,"params":{"pad":"aaaa"#));
     }
 }

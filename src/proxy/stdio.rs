@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::Proxy;
-use crate::mcp::lines::{Line, leading_id, read_lines};
+use crate::mcp::lines::{Line, leading_id, leading_is_request, read_lines};
 
 /// Largest accepted line from the host.
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -55,8 +55,8 @@ where
                         "dropping a message of {len} bytes from the client, longer than {MAX_LINE}"
                     );
                     // A request is answered at once, so the host does not wait for a reply
-                    // that will never come.
-                    if let Some(id) = leading_id(&head) {
+                    // that will never come (a response or notification is only dropped).
+                    if let Some(id) = leading_id(&head).filter(|_| leading_is_request(&head)) {
                         let text =
                             format!("message of {len} bytes is over the {MAX_LINE}-byte limit");
                         let _ = out.send(error_reply(id, -32600, &text)).await;
