@@ -1,12 +1,13 @@
 //! `taskrail bench` never uses the caller's ledger: with `TASKRAIL_DB` pointing at another
 //! file, `bench startup` fills and reads its own temporary ledger, finishes, and leaves that
-//! file as it was; and its reports into a closed pipe end quietly.
+//! file as it was; and its reports into a closed pipe end quietly. `bench http-floor`
+//! measures requests to a server in another process, and says so when there is none.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod support;
 
 use std::time::Duration;
-use support::taskrail::Taskrail;
+use support::taskrail::{DemoProcess, Taskrail};
 
 #[test]
 fn bench_startup_ignores_the_callers_ledger() {
@@ -57,4 +58,35 @@ fn bench_output_into_a_closed_pipe_ends_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn bench_http_floor_measures_requests_to_a_server_in_another_process() {
+    let demo = DemoProcess::start(&["--listen", "127.0.0.1:0"]);
+    let tr = Taskrail::new();
+    let run = tr.run(
+        &[
+            "bench",
+            "http-floor",
+            "--url",
+            &demo.url,
+            "--requests",
+            "20",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stdout.contains("20 server/discover POSTs"), "{run:#?}");
+    assert!(run.stdout.contains("us per request"), "{run:#?}");
+    assert_eq!(
+        demo.stats()["methods"]["server/discover"],
+        21,
+        "one to open the connection, then the 20 measured"
+    );
+    let dead = tr.run(
+        &["bench", "http-floor", "--url", "http://127.0.0.1:9/mcp"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(dead.code, Some(1), "{dead:#?}");
+    assert!(dead.stderr.contains("bench failed"), "{dead:#?}");
 }
