@@ -396,9 +396,6 @@ where
 
     let mut drained = 0usize;
     let (mut dirty_since, mut last_msg) = (Instant::now(), Instant::now());
-    // The engine said the burst is over (a resume's last rows): drawn without waiting for
-    // the pause that would otherwise tell.
-    let mut burst_over = false;
     loop {
         // Engine events already waiting are folded in before drawing: a burst (many tasks
         // changing at once) then costs one frame, not one per event.
@@ -409,11 +406,7 @@ where
             Msg::Engine(ev)
         } else {
             drained = 0;
-            let draw_at = if burst_over {
-                Instant::now()
-            } else {
-                pacer.draw_at(dirty_since, last_msg)
-            };
+            let draw_at = pacer.draw_at(dirty_since, last_msg);
             if dirty && Instant::now() >= draw_at {
                 let started = Instant::now();
                 state.ensure_view();
@@ -431,7 +424,6 @@ where
                 pacer.drawn(started, Instant::now());
                 probe.drawn(&state);
                 dirty = false;
-                burst_over = false;
             }
             tokio::select! {
                 ev = input.next() => match ev {
@@ -491,7 +483,10 @@ where
         }
         dirty = true;
         last_msg = Instant::now();
-        burst_over |= matches!(msg, Msg::Engine(EngineEvent::TasksResumed { more: 0, .. }));
+        if matches!(msg, Msg::Engine(EngineEvent::TasksResumed { more: 0, .. })) {
+            // The engine says a resume's last rows came: nothing more of that burst.
+            pacer.burst_over();
+        }
         // The table height changes when the filter line shows or hides (keys and mouse
         // only) or a server joins the header; other messages skip the layout check.
         let may_relayout = matches!(msg, Msg::Key(_) | Msg::Mouse(_));

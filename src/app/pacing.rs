@@ -37,6 +37,9 @@ pub(super) struct Pacer {
     floor: Duration,
     /// Drawing time fast frames may still spend.
     credit: Duration,
+    /// The sender said the burst is over (a resume's last rows): the next frame is not
+    /// held back.
+    burst_over: bool,
 }
 
 impl Pacer {
@@ -47,7 +50,14 @@ impl Pacer {
             gap: FRAME,
             floor: FRAME,
             credit: CREDIT_MAX,
+            burst_over: false,
         }
+    }
+
+    /// Nothing more of the current burst is coming: its changes are drawn without waiting
+    /// for the pause that would otherwise tell (until the next frame).
+    pub(super) fn burst_over(&mut self) {
+        self.burst_over = true;
     }
 
     /// A frame that began at `started` was drawn and flushed at `ended`. The next gap is
@@ -65,6 +75,7 @@ impl Pacer {
         };
         self.gap = self.floor.max(cost * 4);
         self.last_draw = ended;
+        self.burst_over = false;
     }
 
     /// When the next frame may be drawn, the screen having been dirty since
@@ -75,9 +86,13 @@ impl Pacer {
     /// is for bursts: once messages have paused for as long as a frame costs (a quarter of
     /// the gap), the burst is over and is drawn then, though not sooner than that cost (or
     /// the floor) after the last frame: a board that stops and goes is then drawn at most
-    /// half the time, and the loop was idle during the pause anyway.
+    /// half the time, and the loop was idle during the pause anyway. A burst the sender
+    /// said is over ([`Pacer::burst_over`]) is drawn at its last message.
     pub(super) fn draw_at(&self, dirty_since: Instant, last_msg: Instant) -> Instant {
         let (last_draw, gap) = (self.last_draw, self.gap);
+        if self.burst_over {
+            return last_msg;
+        }
         if dirty_since >= last_draw + gap {
             return dirty_since;
         }
@@ -119,6 +134,19 @@ mod tests {
         // …or when its first undrawn change has waited a whole FRAME
         let busy = drawn + 40 * MS;
         assert_eq!(p.draw_at(first, busy), first + FRAME);
+    }
+
+    #[test]
+    fn a_burst_said_to_be_over_is_drawn_at_its_last_message_once() {
+        let drawn = Instant::now();
+        let mut p = spent(drawn, 20 * MS);
+        let (first, last) = (drawn + MS, drawn + 2 * MS);
+        assert!(p.draw_at(first, last) > last, "a burst waits for its pause");
+        p.burst_over();
+        assert_eq!(p.draw_at(first, last), last);
+        p.drawn(last, last + 20 * MS);
+        let next = last + 21 * MS;
+        assert!(p.draw_at(next, next) > next, "the next burst waits again");
     }
 
     #[test]
