@@ -88,8 +88,8 @@ pub async fn client_floor(url: String, ids: Vec<String>, limit: Duration) -> any
     Ok(())
 }
 
-/// POST `requests` `server/discover` requests to `url` one after another, sleeping `gap` between them
-/// (zero: back to back); report the CPU per request.
+/// POST `requests` `server/discover` requests to `url` one after another, sleeping `gap`
+/// between them (zero: back to back); report the CPU per request.
 pub async fn http_floor(url: String, requests: u64, gap: Duration) -> anyhow::Result<()> {
     crate::mcp::http::install_crypto_provider();
     let client = reqwest::Client::builder().no_proxy().build()?;
