@@ -1,6 +1,7 @@
 //! `taskrail bench` never uses the caller's ledger: with `TASKRAIL_DB` pointing at another
 //! file, `bench startup` fills and reads its own temporary ledger, finishes, and leaves that
-//! file as it was; and its reports into a closed pipe end quietly. `bench http-floor`
+//! file as it was; given a filled ledger, it resumes as many tasks as that ledger holds; and
+//! its reports into a closed pipe end quietly. `bench http-floor`
 //! measures requests to a server in another process, and says so when there is none.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -40,6 +41,54 @@ fn bench_startup_ignores_the_callers_ledger() {
     );
     let after = tr.run(&["ls", "--all", "--json"], Duration::from_secs(30));
     assert_eq!(after.stdout, ls.stdout, "the caller's ledger gained tasks");
+}
+
+#[test]
+fn bench_startup_on_a_filled_ledger_counts_what_it_holds() {
+    let tr = Taskrail::new();
+    let filled = tr.dir().join("filled.db");
+    let filled = filled.to_str().unwrap();
+    let fill = tr.run(
+        &["bench", "populate", "--tasks", "30", "--ledger", filled],
+        Duration::from_secs(60),
+    );
+    assert_eq!(fill.code, Some(0), "{fill:#?}");
+
+    let run = tr.run(
+        &["bench", "startup", "--ledger", filled],
+        Duration::from_secs(120),
+    );
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stdout.contains("first frame showing all 30 tasks"),
+        "{run:#?}"
+    );
+
+    // A count the ledger does not hold would wait for rows that never come, or report a
+    // figure for the wrong size: refused in words.
+    let wrong = tr.run(
+        &["bench", "startup", "--tasks", "100", "--ledger", filled],
+        Duration::from_secs(60),
+    );
+    assert_eq!(wrong.code, Some(1), "{wrong:#?}");
+    assert!(wrong.stderr.contains("holds 30 tasks"), "{wrong:#?}");
+    let missing = tr.dir().join("missing.db");
+    let run = tr.run(
+        &["bench", "startup", "--ledger", missing.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stderr.contains("no ledger at"), "{run:#?}");
+    assert!(!missing.exists(), "a missing ledger was created");
+    // The caller's own ledger holds no bench tasks.
+    let ls = tr.run(&["ls", "--all"], Duration::from_secs(30));
+    assert_eq!(ls.code, Some(0), "{ls:#?}");
+    let run = tr.run(
+        &["bench", "startup", "--ledger", tr.db().to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stderr.contains("holds no task"), "{run:#?}");
 }
 
 #[test]

@@ -71,8 +71,10 @@ pub enum Scenario {
     },
     /// Start-up: first frame showing N finished tasks from the ledger, and the RSS then.
     Startup {
-        #[arg(long, default_value_t = 10_000)]
-        tasks: usize,
+        /// How many (default 10,000; with `--ledger`, the ledger's count, which this must
+        /// match when given).
+        #[arg(long)]
+        tasks: Option<usize>,
         /// A ledger already filled by `bench populate` (default: a fresh temporary one;
         /// never the caller's `--db`/`TASKRAIL_DB`).
         #[arg(long, value_name = "PATH")]

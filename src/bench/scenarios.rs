@@ -361,11 +361,24 @@ pub fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
 }
 
 /// (7) First frame with `tasks` finished tasks resumed from the ledger, and memory then.
-pub async fn startup(tasks: usize, db: Option<PathBuf>) -> anyhow::Result<()> {
+pub async fn startup(tasks: Option<usize>, db: Option<PathBuf>) -> anyhow::Result<()> {
     let dir = TempDir::new()?;
-    let path = match db {
-        Some(p) => p,
+    let (path, tasks) = match db {
+        Some(p) => {
+            anyhow::ensure!(p.is_file(), "no ledger at {}", p.display());
+            let held = Ledger::open(&p)?.count_server(&ServerId::named(SERVER))?;
+            anyhow::ensure!(
+                held > 0,
+                "{} holds no task of the server {SERVER:?} (fill it with `taskrail bench populate`)",
+                p.display()
+            );
+            if let Some(n) = tasks.filter(|n| *n != held) {
+                anyhow::bail!("--tasks {n}, but {} holds {held} tasks", p.display());
+            }
+            (p, held)
+        }
         None => {
+            let tasks = tasks.unwrap_or(10_000);
             // Filled by a child process, so this one's peak RSS is the dashboard's alone.
             let path = dir.path().join("ledger.db");
             let status = std::process::Command::new(std::env::current_exe()?)
@@ -381,7 +394,7 @@ pub async fn startup(tasks: usize, db: Option<PathBuf>) -> anyhow::Result<()> {
                 .status()
                 .context("running bench populate")?;
             anyhow::ensure!(status.success(), "bench populate failed");
-            path
+            (path, tasks)
         }
     };
     let server = DemoServer::start(DemoOptions::default()).await?;
