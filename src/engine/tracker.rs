@@ -4,7 +4,7 @@
 //!
 //! Pure: no I/O, no clock reads (callers pass observation sequence numbers).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -20,12 +20,14 @@ pub struct TrackedTask {
     pub observed: u64,
     pub terminal: bool,
     pub expired: bool,
-    /// Keys reported to the user, with the fingerprint of the request.
-    pub reported: HashMap<String, String>,
+    /// Keys reported to the user, with the fingerprint of the request. (Ordered sets, not
+    /// hashed: an empty one is half the size, and most tasks, every finished one, have
+    /// none.)
+    pub reported: BTreeMap<String, String>,
     /// Keys we answered (persisted in the ledger): never prompted again.
-    pub answered: HashSet<String>,
+    pub answered: BTreeSet<String>,
     /// Keys flagged as reused for a different request (flagged once).
-    pub reused: HashSet<String>,
+    pub reused: BTreeSet<String>,
     pub cancel_requested: bool,
     pub cancel_in_flight: bool,
     pub poll_in_flight: bool,

@@ -261,12 +261,12 @@ pub(super) fn send(
             .as_ref()
             .map(|t| t.input_requests.keys().cloned().collect())
             .unwrap_or_default();
-        row.answer = Some(AnswerMark {
+        row.answer = Some(Box::new(AnswerMark {
             requests,
             acked: false,
             baseline_status: row.task.as_ref().map(|t| t.status.clone()),
             baseline_keys,
-        });
+        }));
         state.board.touch(&key);
     }
     fx.push(Effect::Engine(EngineCommand::Answer {

@@ -266,7 +266,8 @@ pub(super) fn rerun(state: &mut State, key: TaskKey, now: Now, fx: &mut Vec<Effe
     let Some(row) = state.tasks.get(&key) else {
         return;
     };
-    let (Some(tool), Some(arguments)) = (row.tool.clone(), row.arguments.clone()) else {
+    let (Some(tool), Some(arguments)) = (row.tool.clone(), row.arguments.as_deref().cloned())
+    else {
         return;
     };
     let text = format!("re-running {tool} ({})…", key.task_id.prefix());

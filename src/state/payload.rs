@@ -57,7 +57,7 @@ pub(super) fn loaded(
     };
     if row.payload_in_ledger {
         row.payload_in_ledger = false;
-        row.arguments = payload.arguments.or(row.arguments.take());
+        row.arguments = payload.arguments.map(Box::new).or(row.arguments.take());
         if let Some(task) = row.task.as_mut() {
             task.result = payload.result.or(task.result.take());
             task.error = payload.error.or(task.error.take());

@@ -21,7 +21,7 @@ pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRo
 pub(super) fn known(state: &mut State, server: &ServerId, task: KnownTask, now: Now) {
     let row = row_mut(state, &TaskKey::new(server, &task.task_id));
     row.tool = task.tool.or(row.tool.take());
-    row.arguments = task.arguments.or(row.arguments.take());
+    row.arguments = task.arguments.map(Box::new).or(row.arguments.take());
     row.recorded_at = Some(task.recorded_at);
     row.parent_task = task.parent_task;
     row.started_by = task

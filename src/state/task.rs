@@ -55,7 +55,9 @@ pub enum Phase {
 pub struct TaskRow {
     pub key: TaskKey,
     pub tool: Option<String>,
-    pub arguments: Option<Value>,
+    /// Boxed, as the answer mark: the table holds every task, and these are large and
+    /// absent from most rows (a resumed finished task's stay in the ledger).
+    pub arguments: Option<Box<Value>>,
     pub recorded_at: Option<Now>,
     pub parent_task: Option<TaskId>,
     pub task: Option<Task>,
@@ -75,7 +77,7 @@ pub struct TaskRow {
     pub answered: BTreeSet<String>,
     /// Keys the server reused for a different request.
     pub reused: BTreeSet<String>,
-    pub answer: Option<AnswerMark>,
+    pub answer: Option<Box<AnswerMark>>,
     pub cancel: Option<CancelMark>,
     pub expired: bool,
     /// Why the tombstone ended (with `expired`).
