@@ -15,9 +15,36 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// How many characters of a task id the short form keeps.
 pub const SHORT_LEN: usize = 8;
 
+/// A hasher for tables keyed by server or task: seeded per process (ids come from
+/// servers), and several times cheaper than the standard one on these short keys.
+pub type IdHasher = foldhash::fast::RandomState;
+
+/// Equality and hashing of an id are its text's; two clones of one id (what table lookups
+/// mostly compare: a key and the key it was cloned from) are equal without reading it.
+macro_rules! text_identity {
+    ($id:ty) => {
+        impl PartialEq for $id {
+            fn eq(&self, other: &Self) -> bool {
+                Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+            }
+        }
+
+        impl Eq for $id {}
+
+        impl std::hash::Hash for $id {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.0.hash(state);
+            }
+        }
+    };
+}
+
+text_identity!(ServerId);
+text_identity!(TaskId);
+
 /// A server as the ledger, the board and the CLI know it. Server ids are not secrets: a
 /// configured name, or the address with credentials redacted.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, PartialOrd, Ord)]
 pub struct ServerId(Arc<str>);
 
 impl ServerId {
@@ -54,7 +81,7 @@ impl fmt::Debug for ServerId {
 }
 
 /// A task id as the server chose it. Cheap to clone.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, PartialOrd, Ord)]
 pub struct TaskId(Arc<str>);
 
 impl TaskId {

@@ -162,9 +162,8 @@ pub enum Effect {
     Quit,
 }
 
-/// A hasher for tables keyed by task: seeded per process (ids come from servers), and
-/// several times cheaper than the standard one on these short keys.
-pub type KeyHasher = foldhash::fast::RandomState;
+/// The hasher of tables keyed by task (see [`crate::ids::IdHasher`]).
+pub type KeyHasher = crate::ids::IdHasher;
 
 /// Every task's row.
 pub type Rows = HashMap<TaskKey, TaskRow, KeyHasher>;

@@ -117,7 +117,7 @@ pub(super) struct ServerActor {
     /// A task was created in the home session: never end it (a DELETE may cancel them).
     created_in_session: bool,
     /// Boxed: a table of thousands of finished tasks stays small (and cheap to grow).
-    tasks: HashMap<TaskId, Box<TrackedTask>>,
+    tasks: HashMap<TaskId, Box<TrackedTask>, crate::ids::IdHasher>,
     schedule: Schedule,
     seq: u64,
     in_flight: usize,
@@ -188,7 +188,7 @@ impl ServerActor {
             sessions: HashMap::new(),
             lost_sessions: HashSet::new(),
             created_in_session: false,
-            tasks: HashMap::new(),
+            tasks: HashMap::default(),
             schedule: Schedule::default(),
             seq: 0,
             in_flight: 0,
