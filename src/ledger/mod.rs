@@ -12,6 +12,7 @@ mod feed;
 mod handle;
 mod identity;
 mod lazy;
+mod lean;
 mod leases;
 mod outbox;
 mod read;

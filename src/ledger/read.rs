@@ -12,9 +12,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::db::{from_ms, from_sql_u64, now_ms};
+use super::lean::lean_snapshot;
 use super::{EventKind, EventRecord, Ledger, TaskRecord, Tombstone};
 use crate::ids::{ServerId, TaskId};
-use crate::mcp::types::Era;
+use crate::mcp::types::{Era, Task};
 
 /// One answered input key with when and how it was answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -74,6 +75,14 @@ const SCAN_TASK: &str = concat!(
 );
 
 pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
+    task_from_row_with(r, |s| serde_json::from_str(s).ok())
+}
+
+/// [`task_from_row`] with the snapshot read by `snapshot`.
+fn task_from_row_with(
+    r: &Row<'_>,
+    snapshot: impl FnOnce(&str) -> Option<Task>,
+) -> rusqlite::Result<TaskRecord> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
         Ok(r.get::<_, Option<String>>(i)?
             .and_then(|s| serde_json::from_str(&s).ok()))
@@ -90,7 +99,7 @@ pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         .as_str_or_null()
         .ok()
         .flatten()
-        .and_then(|s| serde_json::from_str(s).ok());
+        .and_then(snapshot);
     let answered_keys = r
         .get::<_, Option<String>>(16)?
         .and_then(|s| serde_json::from_str(&s).ok())
@@ -280,18 +289,15 @@ fn scan_sql(include_terminal: bool) -> String {
 }
 
 /// A row of [`scan_sql`]; a lean one keeps of its snapshot's payload only what the board
-/// shows: a tool error's result (its text), and the error without its data.
+/// shows (see [`lean_snapshot`]).
 fn scan_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
-    let mut rec = task_from_row(r)?;
-    rec.lean = r.get(23)?;
-    if let Some(task) = rec.snapshot.as_mut().filter(|_| rec.lean) {
-        if !task.result_is_error() {
-            task.result = None;
-        }
-        if let Some(e) = task.error.as_mut() {
-            e.data = None;
-        }
-    }
+    let lean: bool = r.get(23)?;
+    let mut rec = if lean {
+        task_from_row_with(r, lean_snapshot)?
+    } else {
+        task_from_row(r)?
+    };
+    rec.lean = lean;
     Ok(rec)
 }
 

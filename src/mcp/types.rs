@@ -123,9 +123,14 @@ pub struct ErrorObject {
 }
 
 /// One snapshot of a task, whatever era it came from.
+pub type Task = TaskOf<Box<Value>>;
+
+/// A snapshot with its tool result read as `R`: [`Task`] keeps the whole result; a reader
+/// that needs only part of it (a resume, which shows whether a finished task's tool failed)
+/// reads that part and skips the rest unparsed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Task {
+pub struct TaskOf<R> {
     pub task_id: TaskId,
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,7 +151,7 @@ pub struct Task {
     /// The tool result (`CallToolResult`) of a completed task. Boxed, as the error: most
     /// snapshots have neither, and tables hold many snapshots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Box<Value>>,
+    pub result: Option<R>,
     /// The JSON-RPC error of a failed task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Box<ErrorObject>>,
@@ -162,6 +167,25 @@ pub const MAX_INPUT_REQUESTS: usize = 32;
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+impl<R> TaskOf<R> {
+    /// The same snapshot with its result turned into `S` by `f`.
+    pub fn map_result<S>(self, f: impl FnOnce(R) -> Option<S>) -> TaskOf<S> {
+        TaskOf {
+            task_id: self.task_id,
+            status: self.status,
+            status_message: self.status_message,
+            created_at: self.created_at,
+            last_updated_at: self.last_updated_at,
+            ttl_ms: self.ttl_ms,
+            poll_interval_ms: self.poll_interval_ms,
+            input_requests: self.input_requests,
+            result: self.result.and_then(f),
+            error: self.error,
+            more_input_requests: self.more_input_requests,
+        }
+    }
 }
 
 impl Task {
