@@ -1,7 +1,8 @@
-//! Who follows a task: a lease in the `follows` table that the following process keeps
-//! renewing. One process polls a task; the others mirror it from the feed, and take the
-//! lease over once it lapses or its holder is gone (a dead process's leases are taken at
-//! once when its pid is visible under `/proc`).
+//! Who follows a task: a lease in the `follows` table, kept by its owner's heartbeat in
+//! `owners` (one row per following process, renewed as long as it runs). One process polls
+//! a task; the others mirror it from the feed, and take the lease over once it lapses or its
+//! holder is gone (a dead process's leases are taken at once when its pid is visible under
+//! `/proc`).
 //!
 //! Must not log task ids.
 
@@ -65,6 +66,14 @@ pub fn owner_alive(owner: &str) -> bool {
     }
 }
 
+/// Until when the lease of follows row `f` holds: its own `until`, or its owner's
+/// heartbeat if later.
+macro_rules! lease_until {
+    () => {
+        "max(f.until, coalesce((SELECT o.until FROM owners o WHERE o.owner = f.owner), 0))"
+    };
+}
+
 /// [`Ledger::claim`] inside a write transaction.
 fn claim_in(
     tx: &WriteTx<'_>,
@@ -78,11 +87,12 @@ fn claim_in(
     let mut owned = Vec::new();
     for id in ids {
         let row: Option<(i64, Option<String>, Option<i64>)> = tx
-            .prepare_cached(
-                "SELECT t.id, f.owner, f.until FROM tasks t
-                   LEFT JOIN follows f ON f.task = t.id
-                  WHERE t.server = ?1 AND t.task_id = ?2",
-            )?
+            .prepare_cached(concat!(
+                "SELECT t.id, f.owner, ",
+                lease_until!(),
+                " FROM tasks t LEFT JOIN follows f ON f.task = t.id
+                  WHERE t.server = ?1 AND t.task_id = ?2"
+            ))?
             .query_row(params![server, id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
@@ -148,13 +158,21 @@ impl Ledger {
         Ok(!owned.is_empty())
     }
 
-    /// Extend every lease `owner` holds by `ttl` from now. Returns how many it holds.
-    pub fn renew(&self, owner: &Owner, ttl: Duration) -> anyhow::Result<usize> {
-        let n = self
-            .conn
-            .prepare_cached("UPDATE follows SET until = ?2 WHERE owner = ?1")?
-            .execute(params![owner.as_str(), until(ttl)])?;
-        Ok(n)
+    /// Extend every lease `owner` holds to `ttl` from now: its heartbeat, one row however
+    /// many tasks it follows. Heartbeats already lapsed (of processes gone) are cleared on
+    /// the way; a lapsed heartbeat holds nothing.
+    pub fn renew(&self, owner: &Owner, ttl: Duration) -> anyhow::Result<()> {
+        // Not a `write_tx`: that would take the lazy poll bookkeeping along every period.
+        let tx = self.conn.unchecked_transaction()?;
+        tx.prepare_cached(
+            "INSERT INTO owners (owner, until) VALUES (?1, ?2)
+             ON CONFLICT (owner) DO UPDATE SET until = excluded.until",
+        )?
+        .execute(params![owner.as_str(), until(ttl)])?;
+        tx.prepare_cached("DELETE FROM owners WHERE until < ?1")?
+            .execute(params![now_ms()])?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Give up following these tasks (other processes may take them over at once).
@@ -171,11 +189,14 @@ impl Ledger {
         Ok(())
     }
 
-    /// Give up every lease `owner` holds (on shutdown).
+    /// Give up every lease `owner` holds, and its heartbeat (on shutdown).
     pub fn release_all(&self, owner: &Owner) -> anyhow::Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM follows WHERE owner = ?1")?
+        let tx = self.write_tx()?;
+        tx.prepare_cached("DELETE FROM follows WHERE owner = ?1")?
             .execute(params![owner.as_str()])?;
+        tx.prepare_cached("DELETE FROM owners WHERE owner = ?1")?
+            .execute(params![owner.as_str()])?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -189,10 +210,12 @@ impl Ledger {
     ) -> anyhow::Result<Option<String>> {
         let row: Option<(String, i64)> = self
             .conn
-            .prepare_cached(
-                "SELECT f.owner, f.until FROM follows f JOIN tasks t ON t.id = f.task
-                  WHERE t.server = ?1 AND t.task_id = ?2",
-            )?
+            .prepare_cached(concat!(
+                "SELECT f.owner, ",
+                lease_until!(),
+                " FROM follows f JOIN tasks t ON t.id = f.task
+                  WHERE t.server = ?1 AND t.task_id = ?2"
+            ))?
             .query_row(params![server, id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         Ok(row.and_then(|(owner, until)| {
@@ -211,11 +234,13 @@ impl Ledger {
         ids: &[TaskId],
         me: &Owner,
     ) -> anyhow::Result<HashSet<TaskId>> {
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = self.conn.prepare_cached(concat!(
             "SELECT t.task_id, f.owner FROM follows f INDEXED BY follows_by_owner
                JOIN tasks t ON t.id = f.task
-              WHERE (f.owner < ?2 OR f.owner > ?2) AND t.server = ?1 AND f.until >= ?3",
-        )?;
+              WHERE (f.owner < ?2 OR f.owner > ?2) AND t.server = ?1 AND ",
+            lease_until!(),
+            " >= ?3"
+        ))?;
         let rows = stmt.query_map(params![server, me.as_str(), now_ms()], |r| {
             Ok((r.get::<_, TaskId>(0)?, r.get::<_, String>(1)?))
         })?;

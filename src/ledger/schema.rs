@@ -120,8 +120,18 @@ const V3: &str = r#"
 CREATE INDEX tasks_by_server_recorded ON tasks (server, recorded_at);
 "#;
 
+/// Version 4: one heartbeat per following process. A lease holds until the later of its
+/// own `until` (set when it is taken) and its owner's row in `owners`, which the process
+/// renews: keeping every lease it holds costs one row, not one per task it follows.
+const V4: &str = r#"
+CREATE TABLE owners (
+    owner TEXT    PRIMARY KEY,
+    until INTEGER NOT NULL
+) WITHOUT ROWID;
+"#;
+
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

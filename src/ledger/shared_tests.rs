@@ -536,3 +536,55 @@ fn poll_bookkeeping_is_written_when_the_connection_closes() {
         .count();
     assert_eq!(polls, 1);
 }
+
+#[test]
+fn one_heartbeat_keeps_every_lease_of_its_process() {
+    let (_dir, a, b) = pair();
+    let ids: Vec<TaskId> = (0..200).map(|i| TaskId::new(&format!("t{i}"))).collect();
+    for id in &ids {
+        create(&a, id.as_str());
+    }
+    let (oa, ob) = (Owner::new(), Owner::new());
+    assert_eq!(
+        a.claim(&srv(), &ids, &oa, Duration::from_millis(50))
+            .unwrap()
+            .len(),
+        200
+    );
+    let before = a.conn.total_changes();
+    a.renew(&oa, Duration::from_secs(30)).unwrap();
+    assert_eq!(a.conn.total_changes() - before, 1, "one row renewed");
+    // Past the leases' own expiry, the heartbeat still holds all of them.
+    std::thread::sleep(Duration::from_millis(80));
+    assert_eq!(b.followed_by_others(&srv(), &ids, &ob).unwrap().len(), 200);
+    assert_eq!(
+        b.follower(&srv(), &ids[7], &ob).unwrap().as_deref(),
+        Some(oa.as_str())
+    );
+    assert!(
+        b.claim(&srv(), &ids, &ob, Duration::from_secs(30))
+            .unwrap()
+            .is_empty()
+    );
+    // A heartbeat that lapses (the process stopped renewing) holds nothing.
+    a.renew(&oa, Duration::ZERO).unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(b.followed_by_others(&srv(), &ids, &ob).unwrap().is_empty());
+    assert_eq!(
+        b.claim(&srv(), &ids, &ob, Duration::from_secs(30))
+            .unwrap()
+            .len(),
+        200
+    );
+    // The next heartbeat clears the lapsed one; shutting down clears one's own.
+    b.renew(&ob, Duration::from_secs(30)).unwrap();
+    let heartbeats = |l: &Ledger| -> i64 {
+        l.conn
+            .query_row("SELECT count(*) FROM owners", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(heartbeats(&b), 1);
+    b.release_all(&ob).unwrap();
+    assert_eq!(heartbeats(&b), 0);
+    assert!(a.followed_by_others(&srv(), &ids, &oa).unwrap().is_empty());
+}
