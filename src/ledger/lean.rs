@@ -1,6 +1,7 @@
 //! A finished task's stored snapshot read lean, as a resume reads it: everything the board
-//! shows, without the payload. The tool result is skipped unparsed (it can be any size),
-//! unless its `isError` says the tool failed (then its text is the failure the row shows);
+//! shows, without the payload. The tool result is scanned but not built (it can be any
+//! size), unless its `isError` says the tool failed (then its text is the failure the row
+//! shows);
 //! an error keeps its code and message, not its `data`. The payload stays in the ledger
 //! until a task's detail asks for it.
 
