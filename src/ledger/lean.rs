@@ -30,7 +30,7 @@ pub(super) fn lean_snapshot(stored: &str) -> Option<Task> {
 /// What a lean read keeps of a tool result: whether it says `isError: true` (what
 /// [`Task::result_is_error`] asks of a whole one). Any JSON reads as one, skipped without
 /// building it.
-#[derive(Default)]
+#[derive(Default)] // serde's derive asks it of `TaskOf<R>`'s defaulted `result`
 struct ToolFailed(bool);
 
 impl<'de> Deserialize<'de> for ToolFailed {

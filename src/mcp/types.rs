@@ -127,7 +127,7 @@ pub type Task = TaskOf<Box<Value>>;
 
 /// A snapshot with its tool result read as `R`: [`Task`] keeps the whole result; a reader
 /// that needs only part of it (a resume, which shows whether a finished task's tool failed)
-/// reads that part and skips the rest unparsed.
+/// reads that part and skips the rest without building it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskOf<R> {
