@@ -165,8 +165,12 @@ pub enum Effect {
 /// The hasher of tables keyed by task (see [`crate::ids::IdHasher`]).
 pub type KeyHasher = crate::ids::IdHasher;
 
-/// Every task's row.
-pub type Rows = HashMap<TaskKey, TaskRow, KeyHasher>;
+/// Every task's row. The rows sit side by side in one vector and the hashed index holds
+/// only their positions: a hashed table of rows keeps an eighth or more of its slots empty,
+/// each a row's size, and scatters the rows over all of them (at 10,000 rows: 16,384 slots
+/// of about 500 bytes, all touched; here 10,000 rows and 16,384 positions). Rows are never
+/// removed, so no position moves.
+pub type Rows = indexmap::IndexMap<TaskKey, TaskRow, KeyHasher>;
 
 /// The whole dashboard state.
 #[derive(Debug)]
