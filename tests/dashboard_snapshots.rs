@@ -240,7 +240,7 @@ fn snap_at(name: &str, state: &mut State, sizes: &[(u16, u16)]) {
 fn select(s: &mut State, id: &str) {
     let key = s.tasks.keys().find(|k| k.task_id == id).unwrap().clone();
     s.board.selected = Some(key);
-    s.board.clamp_offset();
+    s.board.clamp_offset(&s.tasks);
 }
 
 #[test]

@@ -193,7 +193,7 @@ fn select(s: &mut State, prefix: &str) {
         .unwrap()
         .clone();
     s.board.selected = Some(key);
-    s.board.clamp_offset();
+    s.board.clamp_offset(&s.tasks);
 }
 
 fn enter(s: &mut State) {

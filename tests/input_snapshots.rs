@@ -102,7 +102,7 @@ fn url(link: &str) -> Value {
 }
 
 fn select_first(s: &mut State) {
-    s.board.selected = s.board.view.first().cloned();
+    s.board.selected = s.board.view_key(&s.tasks, 0);
 }
 
 /// The first cell (x, y) of the 100x30 screen whose row text contains `needle` at x.
@@ -226,7 +226,7 @@ fn sampling_command_output_to_review() {
         &mut s,
         vec![Msg::Key(Key::char('a')), Msg::Key(Key::ctrl('r'))],
     );
-    let key = s.board.view.first().cloned().unwrap();
+    let key = s.board.view_key(&s.tasks, 0).unwrap();
     apply(
         &mut s,
         vec![Msg::SamplingFinished {

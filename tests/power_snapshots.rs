@@ -241,7 +241,7 @@ fn server_filter_narrows_the_board() {
     let mut s = board();
     keys(&mut s, ":server fastmcp");
     press(&mut s, KeyCode::Enter);
-    assert_eq!(s.board.view.len(), 2);
+    assert_eq!(s.board.view_len(), 2);
     snap("server_filter", &mut s);
 }
 

@@ -17,28 +17,31 @@ use crate::ui::table::{Col, Field, TaskTable, cell, columns};
 fn as_ratatui_table(state: &State, theme: &Theme, now: Now, area: Rect) -> Buffer {
     let mut buf = Buffer::empty(area);
     let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
-    let shown = (area.height as usize - 1).min(state.board.view.len());
+    let shown = (area.height as usize - 1).min(state.board.view_len());
     let cell_of = |f: Field| Cell::from(f.line).style(f.style);
-    let rows = state.board.view[..shown].iter().enumerate().map(|(i, k)| {
-        let r = &state.tasks[k];
-        let note = state.input_note(r);
-        let cells = cols
-            .iter()
-            .map(|c| cell_of(cell(*c, wide, r, note.clone(), theme, now)));
-        let selected = state.board.selected.as_ref() == Some(&r.key);
-        let mark = if selected {
-            Line::styled("›", theme.accent)
-        } else {
-            Line::raw(" ")
-        };
-        mark.render(Rect::new(area.x, area.y + 1 + i as u16, 1, 1), &mut buf);
-        let row = Row::new(cells);
-        if selected {
-            row.style(theme.selected)
-        } else {
-            row
-        }
-    });
+    let rows = state
+        .board
+        .view_rows(&state.tasks, 0..shown)
+        .enumerate()
+        .map(|(i, r)| {
+            let note = state.input_note(r);
+            let cells = cols
+                .iter()
+                .map(|c| cell_of(cell(*c, wide, r, note.clone(), theme, now)));
+            let selected = state.board.selected.as_ref() == Some(&r.key);
+            let mark = if selected {
+                Line::styled("›", theme.accent)
+            } else {
+                Line::raw(" ")
+            };
+            mark.render(Rect::new(area.x, area.y + 1 + i as u16, 1, 1), &mut buf);
+            let row = Row::new(cells);
+            if selected {
+                row.style(theme.selected)
+            } else {
+                row
+            }
+        });
     let rows: Vec<Row> = rows.collect();
     let header = Row::new(cols.iter().map(|c| {
         let mut t = c.title().to_string();
@@ -71,7 +74,7 @@ fn rows_are_drawn_cell_for_cell_as_a_ratatui_table_draws_them() {
     let theme = Theme::default();
     let mut state = board(40, 20, now);
     // the selection on the first page at every size (the oracle does not scroll)
-    let second = state.board.view[1].clone();
+    let second = state.board.view_keys(&state.tasks)[1].clone();
     state.board.selected = Some(second);
     for (w, h) in [(200, 21), (120, 21), (90, 12), (60, 8), (30, 5), (12, 3)] {
         let area = Rect::new(0, 0, w, h);

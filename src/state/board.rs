@@ -5,7 +5,7 @@
 
 use std::cell::Cell;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use regex::{Regex, RegexBuilder};
 use tui_input::{Input, InputRequest};
@@ -13,7 +13,7 @@ use tui_input::{Input, InputRequest};
 use super::keymap::Action;
 use super::keys::Key;
 use super::task::TaskRow;
-use super::{KeyHasher, Rows, State, TaskKey, line_edit};
+use super::{Rows, State, TaskKey, line_edit};
 use crate::engine::ServerId;
 use crate::mcp::TaskStatus;
 
@@ -208,16 +208,16 @@ impl Filter {
 }
 
 /// A row's place on the board, as bits: one per tab it counts in (`Tab::ALL` order, every
-/// server), whether its server is shown, and whether it is in `view`.
-type Place = u8;
+/// server), whether its server is shown, whether it is in `view`, and whether it was
+/// touched since the last update.
+type Place = u16;
 const SHOWN: Place = 1 << 6;
 const IN_VIEW: Place = 1 << 7;
+const TOUCHED: Place = 1 << 8;
 const INPUT_TAB: usize = 2;
 
-/// Key equality for searches of `view`: the task id first, where keys of one server differ.
-fn same(a: &TaskKey, b: &TaskKey) -> bool {
-    a.task_id == b.task_id && a.server == b.server
-}
+/// A row's position in [`Rows`]: rows are never removed, so it names the row for good.
+type Pos = u32;
 
 /// Above this many rows changed since the last frame, they leave the view in one pass
 /// instead of one search each; up to this many coming in are shifted into it in place.
@@ -232,14 +232,15 @@ pub struct Board {
     pub filter: Filter,
     /// Show only this server's tasks (`:server NAME`).
     pub server: Option<ServerId>,
-    /// Keys of the visible rows in display order (brought up to date by `ensure_view`).
-    pub view: Vec<TaskKey>,
+    /// Positions of the visible rows in display order (brought up to date by
+    /// `ensure_view`): 4 bytes an entry, and a comparison reads the row without a lookup.
+    view: Vec<Pos>,
     /// The view's settings changed (tab, sort, filter, server): rebuild it from every row.
     pub dirty: bool,
-    /// Rows changed since the view was last brought up to date: only these are re-placed.
-    touched: HashSet<TaskKey, KeyHasher>,
-    /// Each row's place as of the last update.
-    placed: HashMap<TaskKey, Place, KeyHasher>,
+    /// Rows changed since the view was last brought up to date (each once: `TOUCHED`).
+    touched: Vec<Pos>,
+    /// Each row's place as of the last update, by position.
+    placed: Vec<Place>,
     pub selected: Option<TaskKey>,
     /// Where `selected` was last found in `view` (checked before it is used).
     selected_at: Cell<usize>,
@@ -263,8 +264,8 @@ impl Default for Board {
             server: None,
             view: Vec::new(),
             dirty: true,
-            touched: HashSet::default(),
-            placed: HashMap::default(),
+            touched: Vec::new(),
+            placed: Vec::new(),
             selected: None,
             selected_at: Cell::new(0),
             offset: 0,
@@ -282,11 +283,49 @@ impl Board {
         self.view.reserve(n);
     }
 
-    /// The row of `key` changed (or is new): it is re-placed on the next `ensure_view`.
-    pub fn touch(&mut self, key: &TaskKey) {
-        if !self.dirty && !self.touched.contains(key) {
-            self.touched.insert(key.clone());
+    /// The row at `pos` in the rows changed (or is new): it is re-placed on the next
+    /// `ensure_view`.
+    pub fn touch(&mut self, pos: usize) {
+        if self.dirty {
+            return;
         }
+        if self.placed.len() <= pos {
+            self.placed.resize(pos + 1, 0);
+        }
+        if self.placed[pos] & TOUCHED == 0 {
+            self.placed[pos] |= TOUCHED;
+            self.touched.push(pos as Pos);
+        }
+    }
+
+    /// How many rows are visible (in the view).
+    pub fn view_len(&self) -> usize {
+        self.view.len()
+    }
+
+    /// The visible rows from `range` of the view, in display order.
+    pub fn view_rows<'a>(
+        &'a self,
+        rows: &'a Rows,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = &'a TaskRow> + 'a {
+        let range = range.start.min(self.view.len())..range.end.min(self.view.len());
+        self.view[range]
+            .iter()
+            .filter_map(|&p| rows.get_index(p as usize).map(|(_, r)| r))
+    }
+
+    /// The key of the `i`th visible row.
+    pub fn view_key(&self, rows: &Rows, i: usize) -> Option<TaskKey> {
+        let p = *self.view.get(i)?;
+        rows.get_index(p as usize).map(|(k, _)| k.clone())
+    }
+
+    /// The keys of the visible rows, in display order.
+    pub fn view_keys(&self, rows: &Rows) -> Vec<TaskKey> {
+        self.view_rows(rows, 0..self.view.len())
+            .map(|r| r.key.clone())
+            .collect()
     }
 
     /// Bring `view` and the counts up to date, keeping the selected task and its screen
@@ -296,13 +335,13 @@ impl Board {
         if !self.dirty && self.touched.is_empty() {
             return;
         }
-        let old_index = self.selected_index();
+        let old_index = self.selected_index(rows);
         if self.dirty || self.touched.len() > rows.len() / 2 {
             self.rebuild(rows);
         } else {
             self.replace_touched(rows);
         }
-        match (self.selected_index(), old_index) {
+        match (self.selected_index(rows), old_index) {
             (Some(new), Some(old)) => {
                 // keep the selected row on the same screen line
                 let screen_row = old.saturating_sub(self.offset);
@@ -312,11 +351,11 @@ impl Board {
                 let keep = old_index
                     .unwrap_or(0)
                     .min(self.view.len().saturating_sub(1));
-                self.selected = self.view.get(keep).cloned();
+                self.selected = self.view_key(rows, keep);
             }
             (Some(_), None) => {}
         }
-        self.clamp_offset();
+        self.clamp_offset(rows);
     }
 
     /// Where `row` belongs under the current settings.
@@ -386,17 +425,18 @@ impl Board {
         self.placed.reserve(rows.len());
         self.tab_counts = [0; 6];
         self.waiting.clear();
-        let mut view: Vec<&TaskRow> = Vec::with_capacity(rows.len());
-        for row in rows.values() {
+        let mut view: Vec<(&TaskRow, Pos)> = Vec::with_capacity(rows.len());
+        for (p, row) in rows.values().enumerate() {
             let place = self.place(row);
             self.count(&row.key.server, place, 1);
-            self.placed.insert(row.key.clone(), place);
+            self.placed.push(place);
             if place & IN_VIEW != 0 {
-                view.push(row);
+                view.push((row, p as Pos));
             }
         }
-        view.sort_unstable_by(|a, b| self.order(a, b));
-        self.view = view.into_iter().map(|r| r.key.clone()).collect();
+        view.sort_unstable_by(|a, b| self.order(a.0, b.0));
+        self.view.clear();
+        self.view.extend(view.into_iter().map(|(_, p)| p));
     }
 
     /// Re-place the touched rows: recount them, take those that moved out of `view` and
@@ -404,102 +444,101 @@ impl Board {
     /// neighbours stays where it is.
     fn replace_touched(&mut self, rows: &Rows) {
         let touched = std::mem::take(&mut self.touched);
-        let mut incoming: Vec<&TaskRow> = Vec::new();
+        let mut incoming: Vec<Pos> = Vec::new();
         let mut leaving: Vec<usize> = Vec::new();
         let mut leave_all = false;
-        for key in &touched {
-            let old = self.placed.get(key).copied().unwrap_or(0);
-            let new = rows.get(key).map_or(0, |r| self.place(r));
-            self.count(&key.server, old, -1);
-            self.count(&key.server, new, 1);
-            self.placed.insert(key.clone(), new);
-            let row = rows.get(key).filter(|_| new & IN_VIEW != 0);
+        for &p in &touched {
+            let row = rows.get_index(p as usize).map(|(_, r)| r);
+            let old = self.placed[p as usize] & !TOUCHED;
+            let new = row.map_or(0, |r| self.place(r));
+            if let Some(r) = row {
+                self.count(&r.key.server, old, -1);
+                self.count(&r.key.server, new, 1);
+            }
+            // still marked: `stays` asks whether a neighbour was touched too
+            self.placed[p as usize] = new | TOUCHED;
+            let row = row.filter(|_| new & IN_VIEW != 0);
             if old & IN_VIEW == 0 {
-                incoming.extend(row);
+                incoming.extend(row.map(|_| p));
             } else if touched.len() > FEW {
                 leave_all = true;
-                incoming.extend(row);
+                incoming.extend(row.map(|_| p));
             } else {
-                match (self.view.iter().position(|k| same(k, key)), row) {
-                    (Some(i), Some(row)) if self.stays(i, row, rows, &touched) => {}
+                match (self.view.iter().position(|&v| v == p), row) {
+                    (Some(i), Some(row)) if self.stays(i, row, rows) => {}
                     (at, row) => {
                         leaving.extend(at);
-                        incoming.extend(row);
+                        incoming.extend(row.map(|_| p));
                     }
                 }
             }
         }
         if leave_all {
-            self.view.retain(|k| !touched.contains(k));
+            let placed = &self.placed;
+            self.view.retain(|&v| placed[v as usize] & TOUCHED == 0);
         } else {
             leaving.sort_unstable();
             for i in leaving.into_iter().rev() {
                 self.view.remove(i);
             }
         }
+        for &p in &touched {
+            self.placed[p as usize] &= !TOUCHED;
+        }
         self.merge(incoming, rows);
+        // the allocation is kept for the next frame's changes
+        self.touched = touched;
+        self.touched.clear();
     }
 
     /// Whether the row at `i` of `view` is still in order between untouched neighbours.
-    fn stays(
-        &self,
-        i: usize,
-        row: &TaskRow,
-        rows: &Rows,
-        touched: &HashSet<TaskKey, KeyHasher>,
-    ) -> bool {
+    fn stays(&self, i: usize, row: &TaskRow, rows: &Rows) -> bool {
         let fits = |j: Option<usize>, want: Ordering| {
-            let Some(k) = j.and_then(|j| self.view.get(j)) else {
+            let Some(&n) = j.and_then(|j| self.view.get(j)) else {
                 return true;
             };
-            !touched.contains(k) && rows.get(k).is_some_and(|n| self.order(row, n) == want)
+            self.placed[n as usize] & TOUCHED == 0 && self.order(row, &rows[n as usize]) == want
         };
         fits(i.checked_sub(1), Ordering::Greater) && fits(Some(i + 1), Ordering::Less)
     }
 
     /// Merge `incoming` (not in `view`) into the sorted `view`: a binary search per
-    /// incoming row when they are few against the view, else one walk of the view (each
-    /// comparison with a view row looks that row up, so many incoming rows cost fewer
-    /// lookups walking than searching).
-    fn merge(&mut self, mut incoming: Vec<&TaskRow>, rows: &Rows) {
+    /// incoming row when they are few against the view, else one walk of the view.
+    fn merge(&mut self, mut incoming: Vec<Pos>, rows: &Rows) {
         if incoming.is_empty() {
             return;
         }
-        incoming.sort_unstable_by(|a, b| self.order(a, b));
+        let row = |p: Pos| &rows[p as usize];
+        incoming.sort_unstable_by(|&a, &b| self.order(row(a), row(b)));
         let searches = incoming.len() * (usize::BITS - self.view.len().leading_zeros()) as usize;
         if searches > self.view.len() {
             let old = std::mem::take(&mut self.view);
             let mut view = Vec::with_capacity(old.len() + incoming.len());
             let mut incoming = incoming.into_iter().peekable();
-            for key in old {
-                if let Some(n) = rows.get(&key) {
-                    while let Some(row) =
-                        incoming.next_if(|row| self.order(n, row) != Ordering::Less)
-                    {
-                        view.push(row.key.clone());
-                    }
+            for p in old {
+                let n = row(p);
+                while let Some(q) = incoming.next_if(|&q| self.order(n, row(q)) != Ordering::Less) {
+                    view.push(q);
                 }
-                view.push(key);
+                view.push(p);
             }
-            view.extend(incoming.map(|row| row.key.clone()));
+            view.extend(incoming);
             self.view = view;
             return;
         }
         let mut cuts = Vec::with_capacity(incoming.len());
         let mut from = 0;
-        for row in &incoming {
+        for &q in &incoming {
+            let r = row(q);
             let rest = &self.view[from..];
-            from += rest.partition_point(|k| {
-                rows.get(k)
-                    .is_some_and(|n| self.order(n, row) == Ordering::Less)
-            });
+            from += rest.partition_point(|&p| self.order(row(p), r) == Ordering::Less);
             cuts.push(from);
         }
         if incoming.len() <= FEW {
             // A few rows: shifted in place (from the last, so earlier cuts stay valid)
             // rather than copying the whole view into a new allocation.
-            for (row, cut) in incoming.into_iter().zip(cuts).rev() {
-                self.view.insert(cut, row.key.clone());
+            for (q, cut) in incoming.into_iter().zip(cuts).rev() {
+                self.view.insert(cut, q);
             }
             return;
         }
@@ -507,10 +546,10 @@ impl Board {
         let mut view = Vec::with_capacity(old.len() + incoming.len());
         let mut old = old.into_iter();
         let mut taken = 0;
-        for (row, cut) in incoming.into_iter().zip(cuts) {
+        for (q, cut) in incoming.into_iter().zip(cuts) {
             view.extend(old.by_ref().take(cut - taken));
             taken = cut;
-            view.push(row.key.clone());
+            view.push(q);
         }
         view.extend(old);
         self.view = view;
@@ -518,35 +557,36 @@ impl Board {
 
     /// The selected row's index in `view`: where it was last found when it is still
     /// there (every frame asks, often several times), else a search.
-    pub fn selected_index(&self) -> Option<usize> {
+    pub fn selected_index(&self, rows: &Rows) -> Option<usize> {
         let sel = self.selected.as_ref()?;
+        let p = rows.get_index_of(sel)? as Pos;
         let hint = self.selected_at.get();
-        if self.view.get(hint).is_some_and(|k| same(k, sel)) {
+        if self.view.get(hint) == Some(&p) {
             return Some(hint);
         }
-        let i = self.view.iter().position(|k| same(k, sel))?;
+        let i = self.view.iter().position(|&v| v == p)?;
         self.selected_at.set(i);
         Some(i)
     }
 
     /// Move the selection by `delta` rows (clamped).
-    pub fn move_by(&mut self, delta: isize) {
+    pub fn move_by(&mut self, delta: isize, rows: &Rows) {
         if self.view.is_empty() {
             self.selected = None;
             return;
         }
-        let cur = self.selected_index().unwrap_or(0) as isize;
+        let cur = self.selected_index(rows).unwrap_or(0) as isize;
         let last = self.view.len() as isize - 1;
         let next = (cur + delta).clamp(0, last) as usize;
-        self.selected = self.view.get(next).cloned();
-        self.clamp_offset();
+        self.selected = self.view_key(rows, next);
+        self.clamp_offset(rows);
     }
 
     /// Keep the selection inside the viewport and the offset inside the list.
-    pub fn clamp_offset(&mut self) {
+    pub fn clamp_offset(&mut self, rows: &Rows) {
         let height = self.viewport.max(1);
         let max_offset = self.view.len().saturating_sub(height);
-        if let Some(i) = self.selected_index() {
+        if let Some(i) = self.selected_index(rows) {
             if i < self.offset {
                 self.offset = i;
             } else if i >= self.offset + height {
@@ -596,5 +636,5 @@ pub(super) fn edit_filter(state: &mut State, key: Key) {
 pub(super) fn viewport(state: &mut State, table_rows: usize, page_rows: usize) {
     state.board.viewport = table_rows.max(1);
     state.page_rows = page_rows.max(1);
-    state.board.clamp_offset();
+    state.board.clamp_offset(&state.tasks);
 }

@@ -47,7 +47,7 @@ pub(super) fn send(state: &mut State, key: TaskKey, fx: &mut Vec<Effect>) {
         && !row.is_over()
     {
         row.cancel = Some(CancelMark { acked: false });
-        state.board.touch(&key);
+        state.touch_row(&key);
         fx.push(Effect::Engine(EngineCommand::Cancel {
             server: key.server,
             task_id: key.task_id,
@@ -63,14 +63,14 @@ pub(super) fn sent(state: &mut State, key: &TaskKey, acked: bool) {
     {
         let c = row.cancel.get_or_insert(CancelMark { acked });
         c.acked |= acked;
-        state.board.touch(key);
+        state.touch_row(key);
     }
 }
 
 pub(super) fn failed(state: &mut State, key: &TaskKey, error: &str, now: Now) {
     if let Some(row) = state.tasks.get_mut(key) {
         row.cancel = None;
-        state.board.touch(key);
+        state.touch_row(key);
     }
     let text = format!("cancel of {} failed: {error}", key.task_id.prefix());
     state.notify(NoticeLevel::Error, &text, now);

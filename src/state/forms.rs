@@ -267,7 +267,7 @@ pub(super) fn send(
             baseline_status: row.task.as_ref().map(|t| t.status.clone()),
             baseline_keys,
         }));
-        state.board.touch(&key);
+        state.touch_row(&key);
     }
     fx.push(Effect::Engine(EngineCommand::Answer {
         server: key.server.clone(),
@@ -280,7 +280,7 @@ pub(super) fn send(
 pub(super) fn answer_sent(state: &mut State, key: &TaskKey) {
     if let Some(mark) = state.tasks.get_mut(key).and_then(|r| r.answer.as_mut()) {
         mark.acked = true;
-        state.board.touch(key);
+        state.touch_row(key);
     }
 }
 
@@ -301,7 +301,7 @@ pub(super) fn answer_failed(
                 }
             }
         }
-        state.board.touch(key);
+        state.touch_row(key);
     }
     let text = format!("answer to {} failed: {error}", key.task_id.prefix());
     state.notify(NoticeLevel::Error, &text, now);

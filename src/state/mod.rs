@@ -237,6 +237,13 @@ impl State {
         self.board.ensure_view(&self.tasks);
     }
 
+    /// The row of `key` changed in place: the table re-places it on the next frame.
+    pub fn touch_row(&mut self, key: &TaskKey) {
+        if let Some(pos) = self.tasks.get_index_of(key) {
+            self.board.touch(pos);
+        }
+    }
+
     pub fn selected_row(&self) -> Option<&TaskRow> {
         self.board.selected.as_ref().and_then(|k| self.tasks.get(k))
     }

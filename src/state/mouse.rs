@@ -37,12 +37,12 @@ pub(super) fn on_mouse(state: &mut State, mouse: Mouse) -> Option<Action> {
         }
         Mouse::Click(Hit::Row(i)) if state.modals.is_empty() => {
             state.ensure_view();
-            let key = state.board.view.get(state.board.offset + i).cloned()?;
+            let key = state.board.view_key(&state.tasks, state.board.offset + i)?;
             if state.board.selected.as_ref() == Some(&key) {
                 return Some(Action::OpenDetail);
             }
             state.board.selected = Some(key);
-            state.board.clamp_offset();
+            state.board.clamp_offset(&state.tasks);
             None
         }
         Mouse::Click(Hit::InboxRow(i)) => {

@@ -9,11 +9,9 @@ use crate::mcp::{InputRequest, Task};
 
 /// The row of `key`, created on first mention; the table re-places it on the next frame.
 pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRow {
-    state.board.touch(key);
-    state
-        .tasks
-        .entry(key.clone())
-        .or_insert_with(|| TaskRow::new(key.clone()))
+    let entry = state.tasks.entry(key.clone());
+    state.board.touch(entry.index());
+    entry.or_insert_with(|| TaskRow::new(key.clone()))
 }
 
 /// What the ledger knows about a followed task (`TaskKnown`; history, so it updates no

@@ -195,7 +195,7 @@ fn navigate(state: &mut State, action: Action) {
     }
     state.ensure_view();
     let rows = state.board.viewport;
-    state.board.move_by(steps(action, rows));
+    state.board.move_by(steps(action, rows), &state.tasks);
 }
 
 /// An engine event, routed to the concept that owns the fact.

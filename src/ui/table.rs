@@ -130,7 +130,7 @@ impl Widget for TaskTable<'_> {
         let board = &state.board;
         let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
         let height = area.height.saturating_sub(1) as usize;
-        if board.view.is_empty() {
+        if board.view_len() == 0 {
             let msg = if state.tasks.is_empty() {
                 "No tasks yet. Press n to start one; tasks from the ledger appear as they are resumed."
             } else {
@@ -151,8 +151,8 @@ impl Widget for TaskTable<'_> {
         // keep the selection visible even if the reducer has not been told the size yet
         let mut offset = board
             .offset
-            .min(board.view.len().saturating_sub(height.max(1)));
-        let sel = board.selected_index();
+            .min(board.view_len().saturating_sub(height.max(1)));
+        let sel = board.selected_index(&state.tasks);
         if let Some(i) = sel {
             if i < offset {
                 offset = i;
@@ -160,7 +160,7 @@ impl Widget for TaskTable<'_> {
                 offset = i + 1 - height;
             }
         }
-        let end = (offset + height).min(board.view.len());
+        let end = (offset + height).min(board.view_len());
         let widths: Vec<Constraint> = cols
             .iter()
             .map(|c| match c {
@@ -182,9 +182,7 @@ impl Widget for TaskTable<'_> {
             Field::new(t)
         });
         draw_row(buf, table_area, 0, theme.table_header, &rects, header);
-        let rows = board.view[offset..end]
-            .iter()
-            .filter_map(|k| state.tasks.get(k));
+        let rows = board.view_rows(&state.tasks, offset..end);
         for (i, r) in rows.enumerate() {
             let y = i as u16 + 1;
             let selected = board.selected.as_ref() == Some(&r.key);
@@ -503,7 +501,7 @@ impl Widget for FilterLine<'_> {
         if let Some(err) = &f.error {
             spans.push(Span::styled(format!("  invalid regex: {err}"), theme.error));
         } else if !value.is_empty() {
-            let n = state.board.view.len();
+            let n = state.board.view_len();
             spans.push(Span::styled(
                 format!("  {n} match{}", if n == 1 { "" } else { "es" }),
                 theme.dim,

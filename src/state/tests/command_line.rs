@@ -13,21 +13,27 @@ fn command_line_narrows_by_server_sorts_filters_and_exports() {
         &mut s,
         vec![known(&srv(), "a1", "render"), known(&beta, "b1", "deploy")],
     );
-    assert_eq!(s.board.view.len(), 2);
+    assert_eq!(s.board.view_len(), 2);
     typed(&mut s, "server be");
     assert_eq!(s.board.server, Some(beta.clone()));
-    assert_eq!(s.board.view, vec![TaskKey::new(&beta, &TaskId::new("b1"))]);
+    assert_eq!(
+        s.board.view_keys(&s.tasks),
+        vec![TaskKey::new(&beta, &TaskId::new("b1"))]
+    );
     assert!(s.command.is_none());
     typed(&mut s, "server all");
-    assert_eq!(s.board.view.len(), 2);
+    assert_eq!(s.board.view_len(), 2);
     typed(&mut s, "sort tool asc");
     assert_eq!(
         (s.board.sort, s.board.descending),
         (SortColumn::Tool, false)
     );
-    assert_eq!(s.board.view[0].task_id, "b1");
+    assert_eq!(s.board.view_keys(&s.tasks)[0].task_id, "b1");
     typed(&mut s, "filter rend");
-    assert_eq!(s.board.view, vec![TaskKey::new(&srv(), &TaskId::new("a1"))]);
+    assert_eq!(
+        s.board.view_keys(&s.tasks),
+        vec![TaskKey::new(&srv(), &TaskId::new("a1"))]
+    );
     let fx = typed(&mut s, "export /tmp/x.jsonl");
     assert_eq!(
         fx,

@@ -14,8 +14,8 @@ fn mouse_selects_opens_scrolls_and_switches_tabs() {
             updated(task("t2", TaskStatus::Completed)),
         ],
     );
-    let first = s.board.view[0].clone();
-    let second = s.board.view[1].clone();
+    let first = s.board.view_keys(&s.tasks)[0].clone();
+    let second = s.board.view_keys(&s.tasks)[1].clone();
     run(&mut s, vec![Msg::Mouse(Mouse::Click(Hit::Row(1)))]);
     assert_eq!(s.board.selected, Some(second.clone()));
     let fx = run(&mut s, vec![Msg::Mouse(Mouse::Click(Hit::Row(1)))]);
@@ -31,7 +31,7 @@ fn mouse_selects_opens_scrolls_and_switches_tabs() {
     assert_eq!(s.board.selected, Some(first));
     run(&mut s, vec![Msg::Mouse(Mouse::Click(Hit::Tab(Tab::Done)))]);
     assert_eq!(s.board.tab, Tab::Done);
-    assert_eq!(s.board.view.len(), 1);
+    assert_eq!(s.board.view_len(), 1);
     // a click past the rows does nothing
     run(&mut s, vec![Msg::Mouse(Mouse::Click(Hit::Row(30)))]);
 }

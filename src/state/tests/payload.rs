@@ -41,7 +41,7 @@ fn a_chunk_of_resumed_tasks_fills_the_board_at_once() {
     let mut s = fresh();
     run(&mut s, vec![resumed(&["t1", "t2"], 3), resumed(&["t3"], 0)]);
     assert_eq!(s.tasks.len(), 3);
-    assert_eq!(s.board.view.len(), 3);
+    assert_eq!(s.board.view_len(), 3);
     let row = &s.tasks[&tk("t2")];
     assert!(row.payload_in_ledger && row.arguments.is_none());
     assert_eq!(row.phase(), task::Phase::Done(TaskStatus::Completed));
