@@ -28,6 +28,7 @@ pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
 
+pub mod export_file;
 #[cfg(test)]
 mod loop_tests;
 mod pacing;
@@ -527,9 +528,12 @@ where
                     loads.push(Box::pin(async move {
                         let result = async {
                             let text = fut.await?;
-                            tokio::fs::write(&path, text)
-                                .await
-                                .with_context(|| format!("cannot write {path}"))?;
+                            let to = std::path::PathBuf::from(&path);
+                            tokio::task::spawn_blocking(move || {
+                                export_file::write_new_private(&to, text.as_bytes())
+                            })
+                            .await
+                            .with_context(|| format!("cannot write {path}"))??;
                             anyhow::Ok(path)
                         }
                         .await

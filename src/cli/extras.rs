@@ -127,12 +127,12 @@ pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> u8 
     let Some(path) = output else {
         return finish(&text, exit::COMPLETED);
     };
-    match std::fs::write(&path, &text) {
+    match crate::app::export_file::write_new_private(&path, text.as_bytes()) {
         Ok(()) => {
             say!("{} events written to {}", events.len(), path.display());
             exit::COMPLETED
         }
-        Err(e) => fail(&format!("cannot write the export: {e}"), exit::CONNECTION),
+        Err(e) => fail(&format!("export not written: {e}"), exit::CONNECTION),
     }
 }
 

@@ -8,12 +8,13 @@
 //! Owns: metadata types and their validation. Must not hold tokens.
 
 use serde::{Deserialize, Serialize};
-use std::net::IpAddr;
 use url::Url;
 
 use super::AuthError;
+use super::address::{Reach, permits};
 use super::challenge::Challenge;
 use super::fetch::{AuthHttp, Fetched};
+use super::guard::{literal_reach, refusal};
 
 /// The protected-resource metadata fields a client uses.
 #[derive(Debug, Clone, Deserialize)]
@@ -86,37 +87,13 @@ pub fn canonical_resource(server: &Url) -> String {
 }
 
 fn is_loopback_host(u: &Url) -> bool {
-    match u.host() {
-        Some(url::Host::Domain(d)) => {
-            let d = d.trim_end_matches('.').to_ascii_lowercase();
-            d == "localhost" || d.ends_with(".localhost")
-        }
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
-fn is_private_literal(u: &Url) -> bool {
-    let ip: Option<IpAddr> = match u.host() {
-        Some(url::Host::Ipv4(ip)) => Some(ip.into()),
-        Some(url::Host::Ipv6(ip)) => Some(ip.into()),
-        _ => None,
-    };
-    match ip {
-        Some(IpAddr::V4(v4)) => {
-            v4.is_private() || v4.is_link_local() || v4.is_unspecified() || v4.is_loopback()
-        }
-        Some(IpAddr::V6(v6)) => {
-            v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00
-        }
-        None => false,
-    }
+    literal_reach(u) == Some(Reach::Loopback)
 }
 
 /// Whether a URL a server named may be fetched or used: HTTPS, or plain HTTP on a
-/// loopback host for a loopback server; a public server may not point at loopback or
-/// private addresses.
+/// loopback host for a loopback server; no server may point at an address more local than
+/// itself (`address::permits`). Only what the URL shows is checked here (IP literals,
+/// `localhost`); host names are resolved and checked by `guard` before anything connects.
 pub fn allowed_url(server: &Url, target: &Url) -> Result<(), AuthError> {
     let loopback_server = is_loopback_host(server);
     let ok_scheme = match target.scheme() {
@@ -130,11 +107,46 @@ pub fn allowed_url(server: &Url, target: &Url) -> Result<(), AuthError> {
             endpoint_text(target)
         )));
     }
-    if !loopback_server && (is_loopback_host(target) || is_private_literal(target)) {
-        return Err(AuthError::Refused(format!(
-            "{} points at a local address",
+    // A server named by a host name counts as public here (its name is resolved later).
+    let server_reach = literal_reach(server).unwrap_or(Reach::Public);
+    let why = match target.host() {
+        Some(url::Host::Ipv4(ip)) => refusal(&ip.to_string(), ip.into(), server_reach),
+        Some(url::Host::Ipv6(ip)) => refusal(&ip.to_string(), ip.into(), server_reach),
+        Some(url::Host::Domain(d)) if literal_reach(target) == Some(Reach::Loopback) => {
+            (!permits(server_reach, Reach::Loopback))
+                .then(|| format!("{d} names this machine, and the MCP server is not on it"))
+        }
+        _ => None,
+    };
+    match why {
+        Some(why) => Err(AuthError::Refused(format!(
+            "{} points at a local address: {why}",
             endpoint_text(target)
-        )));
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Resolve the host of every endpoint in `md` and refuse one that leads somewhere more
+/// local than the server (the authorization endpoint too, though the browser opens it).
+async fn check_endpoints(http: &AuthHttp, md: &ServerMetadata) -> Result<(), AuthError> {
+    for e in [
+        &md.authorization_endpoint,
+        &md.token_endpoint,
+        &md.registration_endpoint,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let u = Url::parse(e)
+            .map_err(|err| AuthError::Discovery(format!("endpoint {e:?} is not a URL: {err}")))?;
+        http.check(&u).await.map_err(|err| match err {
+            AuthError::Refused(why) => AuthError::Refused(format!(
+                "{} points at a local address: {why}",
+                endpoint_text(&u)
+            )),
+            other => other,
+        })?;
     }
     Ok(())
 }
@@ -287,6 +299,7 @@ pub async fn server_metadata(
                     )));
                 }
                 validate(server, &md, false)?;
+                check_endpoints(http, &md).await?;
                 return Ok(md);
             }
             Fetched::Missing(status) => {
@@ -319,6 +332,7 @@ pub async fn legacy_metadata(http: &AuthHttp, server: &Url) -> Result<ServerMeta
             })?;
             // That era had no issuer check; the document comes from the server's own origin.
             validate(server, &md, false)?;
+            check_endpoints(http, &md).await?;
             md
         }
         Fetched::Missing(_) => ServerMetadata {
@@ -486,6 +500,105 @@ mod tests {
         assert!(allowed_url(&local, &u("http://localhost:1/x")).is_ok());
         assert!(allowed_url(&local, &u("http://example.com/x")).is_err());
         assert!(allowed_url(&local, &u("ftp://localhost/x")).is_err());
+    }
+
+    #[test]
+    fn a_public_server_may_not_name_any_form_of_a_local_address() {
+        let public = u("https://mcp.example.com/mcp");
+        for (target, words) in [
+            ("https://[::ffff:10.0.0.1]/x", "10.0.0.1"),
+            ("https://[::ffff:127.0.0.1]/x", "loopback"),
+            ("https://[::ffff:7f00:1]/x", "127.0.0.1"),
+            ("https://[fe80::1]/x", "link-local"),
+            ("https://[fd00::1]/x", "unique-local"),
+            ("https://169.254.169.254/latest", "link-local"),
+            ("https://0x7f000001/x", "loopback"),
+            ("https://0.0.0.0/x", "this-host"),
+            ("https://[::]/x", "unspecified"),
+        ] {
+            let Err(AuthError::Refused(text)) = allowed_url(&public, &u(target)) else {
+                panic!("{target} was allowed")
+            };
+            assert!(text.contains(words), "{target}: {text}");
+            assert!(text.contains("public address"), "{target}: {text}");
+        }
+        assert!(allowed_url(&public, &u("https://[2001:db8::1]/x")).is_ok());
+        assert!(allowed_url(&public, &u("https://[::ffff:8.8.8.8]/x")).is_ok());
+        // a server on a private address may use private addresses, not this machine
+        let lan = u("https://10.0.0.5/mcp");
+        assert!(allowed_url(&lan, &u("https://10.0.0.6/x")).is_ok());
+        assert!(allowed_url(&lan, &u("https://[::ffff:10.0.0.6]/x")).is_ok());
+        assert!(allowed_url(&lan, &u("https://127.0.0.1/x")).is_err());
+        assert!(allowed_url(&lan, &u("https://localhost/x")).is_err());
+        // a loopback server, however it is written, may use anything
+        let mapped = u("http://[::ffff:127.0.0.1]:9/mcp");
+        assert!(allowed_url(&mapped, &u("http://localhost:1/x")).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_public_servers_endpoints_may_not_resolve_to_local_addresses() {
+        use super::super::guard::tests::fake;
+        let server = u("https://mcp.example.com/mcp");
+        let http = AuthHttp::with_lookup(
+            "t",
+            false,
+            &server,
+            fake(&[
+                ("mcp.example.com", "93.184.216.34"),
+                ("sso.example.com", "127.0.0.1"),
+            ]),
+        )
+        .unwrap();
+        // the issuer's own metadata URL is refused before anything is sent
+        let Err(AuthError::Refused(text)) =
+            server_metadata(&http, &server, "https://sso.example.com").await
+        else {
+            panic!("an issuer resolving to 127.0.0.1 was fetched")
+        };
+        assert!(
+            text.contains("sso.example.com resolves to 127.0.0.1"),
+            "{text}"
+        );
+        assert!(text.contains("loopback"), "{text}");
+        // and an endpoint named in metadata
+        let md = ServerMetadata {
+            issuer: "https://mcp.example.com".into(),
+            token_endpoint: Some("https://sso.example.com/token".into()),
+            ..Default::default()
+        };
+        let Err(AuthError::Refused(text)) = check_endpoints(&http, &md).await else {
+            panic!("a token endpoint resolving to 127.0.0.1 was accepted")
+        };
+        assert!(
+            text.starts_with("https://sso.example.com/token points at a local address"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_connection_uses_the_checked_addresses_not_a_second_answer() {
+        // DNS rebinding: the first answer (the check) is public, the next one is local.
+        // The client's own resolver is the guard, so the connection is refused too.
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = calls.clone();
+        let rebinding: super::super::guard::Lookup = std::sync::Arc::new(move |host, port| {
+            let n = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let ip: std::net::IpAddr = match (host.as_str(), n) {
+                ("mcp.example.com", _) => "93.184.216.34".parse().unwrap(),
+                (_, 0 | 1) => "93.184.216.35".parse().unwrap(),
+                _ => "127.0.0.1".parse().unwrap(),
+            };
+            Box::pin(async move { Ok(vec![std::net::SocketAddr::new(ip, port)]) })
+        });
+        let server = u("https://mcp.example.com/mcp");
+        let http = AuthHttp::with_lookup("t", true, &server, rebinding).unwrap();
+        let Err(AuthError::Refused(text)) =
+            http.get_json(&u("http://rebind.example.com:9/x")).await
+        else {
+            panic!("the second answer was connected to")
+        };
+        assert!(text.contains("127.0.0.1"), "{text}");
+        assert!(calls.load(std::sync::atomic::Ordering::SeqCst) >= 3);
     }
 
     #[test]

@@ -1,15 +1,18 @@
 //! HTTP for sign-in: metadata GETs, registration POSTs, and the `oauth2` crate's token
 //! requests, all on one reqwest client (the transport's TLS stack) that never follows
-//! redirects and reads bounded bodies.
+//! redirects, reads bounded bodies, and reaches only the addresses `guard` allows (its DNS
+//! resolver is the guard's, and every request's host is checked before it is sent).
 //!
 //! Owns: `AuthHttp` and the `oauth2` HTTP-client adapter. Must not log bodies (they hold
 //! tokens and secrets).
 
 use futures::StreamExt;
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::AuthError;
+use super::guard::{Guard, GuardedResolver, Lookup, Refusal, system_lookup};
 
 /// Largest metadata, registration or token response read.
 const MAX_BODY: usize = 256 * 1024;
@@ -26,12 +29,31 @@ pub enum Fetched {
 #[derive(Clone)]
 pub struct AuthHttp {
     client: reqwest::Client,
+    guard: Arc<Guard>,
 }
 
 impl AuthHttp {
-    pub fn new(user_agent: &str, loopback_only: bool) -> Result<AuthHttp, AuthError> {
+    /// The sign-in client of the MCP server `server` (whose reach decides which addresses
+    /// its sign-in may use).
+    pub fn new(
+        user_agent: &str,
+        loopback_only: bool,
+        server: &url::Url,
+    ) -> Result<AuthHttp, AuthError> {
+        AuthHttp::with_lookup(user_agent, loopback_only, server, system_lookup())
+    }
+
+    /// `new` with another resolver (tests: names that resolve where a test needs).
+    pub(crate) fn with_lookup(
+        user_agent: &str,
+        loopback_only: bool,
+        server: &url::Url,
+        lookup: Lookup,
+    ) -> Result<AuthHttp, AuthError> {
         super::super::http::install_crypto_provider();
+        let guard = Arc::new(Guard::new(server, lookup));
         let mut b = reqwest::Client::builder()
+            .dns_resolver(Arc::new(GuardedResolver(guard.clone())))
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(30))
@@ -40,11 +62,17 @@ impl AuthHttp {
             b = b.no_proxy();
         }
         let client = b.build().map_err(|e| AuthError::Network(e.to_string()))?;
-        Ok(AuthHttp { client })
+        Ok(AuthHttp { client, guard })
+    }
+
+    /// Refuse a URL whose host resolves somewhere the server may not send us.
+    pub async fn check(&self, url: &url::Url) -> Result<(), AuthError> {
+        self.guard.check(url).await
     }
 
     /// GET a JSON document. 4xx is `Missing`; 5xx, network and parse failures are errors.
     pub async fn get_json(&self, url: &url::Url) -> Result<Fetched, AuthError> {
+        self.check(url).await?;
         let resp = self
             .client
             .get(url.clone())
@@ -52,7 +80,7 @@ impl AuthHttp {
             .header("MCP-Protocol-Version", super::super::types::LEGACY_VERSION)
             .send()
             .await
-            .map_err(|e| AuthError::Network(describe(&e)))?;
+            .map_err(|e| failure(&e))?;
         let status = resp.status();
         if status.is_client_error() || status.is_redirection() {
             return Ok(Fetched::Missing(status.as_u16()));
@@ -70,6 +98,7 @@ impl AuthHttp {
 
     /// POST a JSON body; the status and the JSON answer (`Null` when not JSON).
     pub async fn post_json(&self, url: &url::Url, body: &Value) -> Result<(u16, Value), AuthError> {
+        self.check(url).await?;
         let resp = self
             .client
             .post(url.clone())
@@ -77,7 +106,7 @@ impl AuthHttp {
             .json(body)
             .send()
             .await
-            .map_err(|e| AuthError::Network(describe(&e)))?;
+            .map_err(|e| failure(&e))?;
         let status = resp.status().as_u16();
         let body = read_bounded(resp)
             .await
@@ -88,12 +117,15 @@ impl AuthHttp {
     /// GET without following redirects: the `Location` of a redirect (conformance runs:
     /// the suite's authorization endpoint redirects at once).
     pub async fn redirect_target(&self, url: &str) -> Result<Option<String>, AuthError> {
+        let parsed = url::Url::parse(url)
+            .map_err(|e| AuthError::Discovery(format!("endpoint {url:?} is not a URL: {e}")))?;
+        self.check(&parsed).await?;
         let resp = self
             .client
-            .get(url)
+            .get(parsed)
             .send()
             .await
-            .map_err(|e| AuthError::Network(describe(&e)))?;
+            .map_err(|e| failure(&e))?;
         Ok(resp
             .headers()
             .get(reqwest::header::LOCATION)
@@ -107,6 +139,11 @@ impl AuthHttp {
         request: oauth2::HttpRequest,
     ) -> Result<oauth2::HttpResponse, HttpFailure> {
         let (parts, body) = request.into_parts();
+        let target = url::Url::parse(&parts.uri.to_string())
+            .map_err(|e| HttpFailure(format!("the token endpoint is not a URL: {e}")))?;
+        self.check(&target)
+            .await
+            .map_err(|e| HttpFailure(e.to_string()))?;
         let resp = self
             .client
             .request(parts.method, parts.uri.to_string())
@@ -114,7 +151,7 @@ impl AuthHttp {
             .body(body)
             .send()
             .await
-            .map_err(|e| HttpFailure(describe(&e)))?;
+            .map_err(|e| HttpFailure(failure(&e).to_string()))?;
         let mut out = http::Response::builder().status(resp.status());
         if let Some(h) = out.headers_mut() {
             *h = resp.headers().clone();
@@ -161,4 +198,17 @@ async fn read_bounded(resp: reqwest::Response) -> Result<Vec<u8>, reqwest::Error
 /// A reqwest error in words (the transport's wording: one owner).
 fn describe(e: &reqwest::Error) -> String {
     super::super::http::describe_error(e)
+}
+
+/// A failed request: the guard's refusal when its resolver refused the host, else the
+/// network failure in words.
+fn failure(e: &reqwest::Error) -> AuthError {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = src {
+        if let Some(Refusal(why)) = s.downcast_ref::<Refusal>() {
+            return why.clone();
+        }
+        src = s.source();
+    }
+    AuthError::Network(describe(e))
 }

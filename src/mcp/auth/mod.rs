@@ -7,6 +7,7 @@
 //! Must not import ratatui, crossterm, `state` or `ui`: front ends drive sign-in through
 //! the `Interaction` trait.
 
+pub mod address;
 pub mod assertion;
 mod authorizer;
 pub mod browser;
@@ -14,6 +15,7 @@ pub mod challenge;
 pub mod discovery;
 pub mod fetch;
 pub mod flow;
+pub mod guard;
 pub mod redirect;
 pub mod registration;
 pub mod settings;

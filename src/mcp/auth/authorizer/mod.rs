@@ -140,7 +140,7 @@ impl Authorizer {
             return Ok(h);
         }
         let agent = format!("{}/{}", self.client_name, env!("CARGO_PKG_VERSION"));
-        let h = AuthHttp::new(&agent, self.loopback)?;
+        let h = AuthHttp::new(&agent, self.loopback, &self.server)?;
         Ok(self.http.get_or_init(|| h))
     }
 
