@@ -44,6 +44,7 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
                 .map_or("expired", |e| match e {
                     crate::ledger::Tombstone::Expired => "expired",
                     crate::ledger::Tombstone::SessionLost => "session lost",
+                    crate::ledger::Tombstone::ProxyLost => "lost",
                 })
                 .to_string()
         } else {

@@ -153,6 +153,9 @@ pub(crate) fn record_fixture(server: &str, id: &str) -> TaskRecord {
         answered_keys: Vec::new(),
         cancel: None,
         started_by: None,
+        cancel_by: None,
+        host_note: None,
+        origin: Default::default(),
         session: None,
         lean: false,
     }

@@ -68,6 +68,9 @@ mod tests {
             end: None,
             cancel: None,
             started_by: None,
+            cancel_by: None,
+            host_note: None,
+            origin: Default::default(),
             session: None,
             lean: false,
         };

@@ -75,7 +75,7 @@ macro_rules! lease_until {
 }
 
 /// [`Ledger::claim`] inside a write transaction.
-fn claim_in(
+pub(super) fn claim_in(
     tx: &WriteTx<'_>,
     server: &ServerId,
     ids: &[TaskId],

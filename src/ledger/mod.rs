@@ -5,6 +5,7 @@
 //! bearer secrets: the file is mode 0600 and nothing here logs a full id.
 //! Must not import ratatui or crossterm, and never receives headers or tokens.
 
+mod calls;
 mod db;
 mod duration;
 pub mod export;
@@ -34,6 +35,7 @@ use serde_json::Value;
 use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
 
+pub use calls::Delivery;
 pub use db::{DB_ENV, Ledger};
 pub use duration::parse_duration;
 pub use feed::Changes;
@@ -65,11 +67,16 @@ pub enum EventKind {
     Expired,
     Error,
     Note,
+    /// A proxied host stopped waiting for the task (its timeout, or it went away); the
+    /// task runs on.
+    HostGaveUp,
+    /// A host's repeated call was attached to the task instead of running anew.
+    Attached,
 }
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 13] = [
+    pub const ALL: [EventKind; 15] = [
         EventKind::Created,
         EventKind::Status,
         EventKind::InputRequested,
@@ -83,6 +90,8 @@ impl EventKind {
         EventKind::Expired,
         EventKind::Error,
         EventKind::Note,
+        EventKind::HostGaveUp,
+        EventKind::Attached,
     ];
 
     /// The stored (and displayed) name, e.g. `input_requested`.
@@ -101,6 +110,8 @@ impl EventKind {
             EventKind::Expired => "expired",
             EventKind::Error => "error",
             EventKind::Note => "note",
+            EventKind::HostGaveUp => "host_gave_up",
+            EventKind::Attached => "attached",
         }
     }
 
@@ -158,10 +169,29 @@ pub struct TaskRecord {
     /// The legacy session the task lives in (a `sessions` row), if any.
     #[serde(skip)]
     pub session: Option<i64>,
+    /// Who asked for the cancel and why (`{"by", "reason"}`), when one was asked for.
+    pub cancel_by: Option<Value>,
+    /// What a proxied host last did about the task: gave up waiting (`{"host", "afterS",
+    /// "reason"}`) while the task ran on.
+    pub host_note: Option<Value>,
+    /// Whose task id this is: a server's, or a proxy's own for a blocking call.
+    pub origin: Origin,
     /// Read without its payload (a finished task resumed): `arguments`, the snapshot's
     /// `result` (unless it is a tool error) and the error's `data` stay in the ledger.
     #[serde(skip)]
     pub lean: bool,
+}
+
+/// Whose id a task has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// The server's: it answered the call with a task.
+    #[default]
+    Server,
+    /// A proxy's own: the server answered blocking, and the proxy tracks the call as a task
+    /// while it runs. Only that proxy process can follow it.
+    Proxy,
 }
 
 /// Why a tombstone ended.
@@ -172,6 +202,9 @@ pub enum Tombstone {
     Expired,
     /// The legacy session the task belonged to is gone from the server.
     SessionLost,
+    /// A proxy's own task whose proxy ended while the call ran: the server may have
+    /// finished it, but nobody can learn how.
+    ProxyLost,
 }
 
 impl Tombstone {
@@ -179,6 +212,7 @@ impl Tombstone {
         match self {
             Tombstone::Expired => "expired",
             Tombstone::SessionLost => "session_lost",
+            Tombstone::ProxyLost => "proxy_lost",
         }
     }
 
@@ -186,6 +220,7 @@ impl Tombstone {
         match s {
             "expired" => Some(Tombstone::Expired),
             "session_lost" => Some(Tombstone::SessionLost),
+            "proxy_lost" => Some(Tombstone::ProxyLost),
             _ => None,
         }
     }
@@ -195,6 +230,9 @@ impl Tombstone {
         match self {
             Tombstone::Expired => "expired or never existed",
             Tombstone::SessionLost => "session lost",
+            Tombstone::ProxyLost => {
+                "lost: the proxy ended while the call was running; the server may have finished it"
+            }
         }
     }
 }

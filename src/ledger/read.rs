@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::db::{from_ms, from_sql_u64, now_ms};
 use super::lean::lean_snapshot;
-use super::{EventKind, EventRecord, Ledger, TaskRecord, Tombstone};
+use super::{EventKind, EventRecord, Ledger, Origin, TaskRecord, Tombstone};
 use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
 
@@ -37,7 +37,8 @@ macro_rules! select_task {
                t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task, ",
             $answered,
             ", t.end_reason, t.cancel_state, t.started_by, t.session,
-               t.changed_seq AS changed_seq, t.id AS row_id"
+               t.changed_seq AS changed_seq, t.id AS row_id,
+               t.cancel_by AS cancel_by, t.host_note AS host_note, t.origin AS origin"
         )
     };
 }
@@ -71,7 +72,7 @@ const SCAN_TASK: &str = concat!(
             " END"
         )
     ),
-    ", (t.terminal = 1 OR t.expired = 1) FROM tasks t"
+    ", (t.terminal = 1 OR t.expired = 1) AS lean FROM tasks t"
 );
 
 pub(super) fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
@@ -133,6 +134,16 @@ fn task_from_row_with(
         },
         started_by: r.get(19)?,
         session: r.get(20)?,
+        cancel_by: r
+            .get::<_, Option<String>>("cancel_by")?
+            .and_then(|s| serde_json::from_str(&s).ok()),
+        host_note: r
+            .get::<_, Option<String>>("host_note")?
+            .and_then(|s| serde_json::from_str(&s).ok()),
+        origin: match r.get::<_, Option<String>>("origin")?.as_deref() {
+            Some("proxy") => Origin::Proxy,
+            _ => Origin::Server,
+        },
         lean: false,
     })
 }
@@ -291,7 +302,7 @@ fn scan_sql(include_terminal: bool) -> String {
 /// A row of [`scan_sql`]; a lean one keeps of its snapshot's payload only what the board
 /// shows (see [`lean_snapshot`]).
 fn scan_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
-    let lean: bool = r.get(23)?;
+    let lean: bool = r.get("lean")?;
     let mut rec = if lean {
         task_from_row_with(r, lean_snapshot)?
     } else {

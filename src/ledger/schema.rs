@@ -130,8 +130,29 @@ CREATE TABLE owners (
 ) WITHOUT ROWID;
 "#;
 
+/// Version 5: who asked for a cancel and why, the proxy's calls, and tasks of the proxy's
+/// own.
+///
+/// - `tasks.origin`: `proxy` for a blocking call a proxy tracks as a task of its own (no
+///   server knows its id; only the proxy process that made it can follow it); NULL for a
+///   server's task.
+/// - `tasks.cancel_by`: `{"by", "reason"}` of the first cancel asked for (JSON).
+/// - `tasks.host_note`: what a proxied host last did about the task (gave up waiting).
+/// - `tasks.call_key`: for a task a proxy created for a host that waits for the result,
+///   the digest of (tool, canonical arguments); `tasks.delivery`: 0 a host waits for it,
+///   1 its host stopped waiting before the result (a repeated call may attach), 2 the
+///   result was delivered (never handed out again).
+const V5: &str = r#"
+ALTER TABLE tasks ADD COLUMN cancel_by TEXT;
+ALTER TABLE tasks ADD COLUMN host_note TEXT;
+ALTER TABLE tasks ADD COLUMN call_key TEXT;
+ALTER TABLE tasks ADD COLUMN delivery INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN origin TEXT;
+CREATE INDEX tasks_by_call ON tasks (server, call_key) WHERE call_key IS NOT NULL;
+"#;
+
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -35,64 +35,7 @@ impl Ledger {
     /// Committed before returning, so a crash right after still lets polling resume.
     pub fn record_created(&self, new: NewTask<'_>) -> anyhow::Result<()> {
         let tx = self.write_tx()?;
-        let now = now_ms();
-        let args = serde_json::to_string(new.arguments)?;
-        let task = new.task;
-        match find_row(&tx, new.server, &task.task_id)? {
-            Some(row) => {
-                tx.prepare_cached(
-                    "UPDATE tasks SET era = coalesce(era, ?2), tool = coalesce(tool, ?3),
-                         arguments = coalesce(arguments, ?4),
-                         parent_task = coalesce(parent_task, ?5),
-                         session = coalesce(session, ?6),
-                         started_by = coalesce(started_by, ?7)
-                     WHERE id = ?1",
-                )?
-                .execute(params![
-                    row.id,
-                    new.era.as_str(),
-                    new.tool,
-                    args,
-                    new.parent_task,
-                    new.session,
-                    new.started_by
-                ])?;
-                tx.touch(row.id)?;
-            }
-            None => {
-                let terminal = task.status.is_terminal();
-                tx.prepare_cached(
-                    "INSERT INTO tasks (server, task_id, era, tool, arguments, recorded_at,
-                         server_created_at, snapshot, status, terminal, terminal_at, last_seen,
-                         poll_interval_ms, ttl_ms, parent_task, session, started_by)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?6, ?12, ?13, ?14,
-                         ?15, ?16)",
-                )?
-                .execute(params![
-                    new.server,
-                    task.task_id,
-                    new.era.as_str(),
-                    new.tool,
-                    args,
-                    now,
-                    task.created_at,
-                    serde_json::to_string(task)?,
-                    task.status.as_str(),
-                    terminal,
-                    terminal.then_some(now),
-                    to_sql_u64(task.poll_interval_ms),
-                    to_sql_u64(task.ttl_ms),
-                    new.parent_task,
-                    new.session,
-                    new.started_by,
-                ])?;
-                let id = tx.last_insert_rowid();
-                tx.touch(id)?;
-                let detail = json!({ "tool": new.tool, "status": task.status.as_str() });
-                push_event(&tx, id, now, EventKind::Created, None, &detail)?;
-                push_input_requested(&tx, id, now, None, task)?;
-            }
-        }
+        record_created_in(&tx, new)?;
         tx.commit()?;
         Ok(())
     }
@@ -222,6 +165,13 @@ impl Ledger {
             )?
             .execute(params![id, state])?;
         }
+        if kind == EventKind::CancelRequested && detail.get("by").is_some() {
+            // The first cancel asked for is the one the task shows.
+            tx.prepare_cached(
+                "UPDATE tasks SET cancel_by = coalesce(cancel_by, ?2) WHERE id = ?1",
+            )?
+            .execute(params![id, detail.to_string()])?;
+        }
         tx.touch(id)?;
         tx.commit()?;
         Ok(())
@@ -348,6 +298,69 @@ fn find_row(
         })
     })
     .optional()
+}
+
+/// [`Ledger::record_created`] inside a write transaction.
+pub(super) fn record_created_in(tx: &WriteTx<'_>, new: NewTask<'_>) -> anyhow::Result<()> {
+    let now = now_ms();
+    let args = serde_json::to_string(new.arguments)?;
+    let task = new.task;
+    match find_row(tx, new.server, &task.task_id)? {
+        Some(row) => {
+            tx.prepare_cached(
+                "UPDATE tasks SET era = coalesce(era, ?2), tool = coalesce(tool, ?3),
+                         arguments = coalesce(arguments, ?4),
+                         parent_task = coalesce(parent_task, ?5),
+                         session = coalesce(session, ?6),
+                         started_by = coalesce(started_by, ?7)
+                     WHERE id = ?1",
+            )?
+            .execute(params![
+                row.id,
+                new.era.as_str(),
+                new.tool,
+                args,
+                new.parent_task,
+                new.session,
+                new.started_by
+            ])?;
+            tx.touch(row.id)?;
+        }
+        None => {
+            let terminal = task.status.is_terminal();
+            tx.prepare_cached(
+                "INSERT INTO tasks (server, task_id, era, tool, arguments, recorded_at,
+                         server_created_at, snapshot, status, terminal, terminal_at, last_seen,
+                         poll_interval_ms, ttl_ms, parent_task, session, started_by)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?6, ?12, ?13, ?14,
+                         ?15, ?16)",
+            )?
+            .execute(params![
+                new.server,
+                task.task_id,
+                new.era.as_str(),
+                new.tool,
+                args,
+                now,
+                task.created_at,
+                serde_json::to_string(task)?,
+                task.status.as_str(),
+                terminal,
+                terminal.then_some(now),
+                to_sql_u64(task.poll_interval_ms),
+                to_sql_u64(task.ttl_ms),
+                new.parent_task,
+                new.session,
+                new.started_by,
+            ])?;
+            let id = tx.last_insert_rowid();
+            tx.touch(id)?;
+            let detail = json!({ "tool": new.tool, "status": task.status.as_str() });
+            push_event(tx, id, now, EventKind::Created, None, &detail)?;
+            push_input_requested(tx, id, now, None, task)?;
+        }
+    }
+    Ok(())
 }
 
 /// The row id for (server, task id), inserting a bare tracked row if absent.
