@@ -484,6 +484,7 @@ async fn legacy_tasks_are_answered_and_cancelled_through_the_engine() {
                         .send(EngineCommand::Cancel {
                             server: rig.id.clone(),
                             task_id: task_id.clone(),
+                            by: taskrail::engine::CancelBy::cli(),
                         })
                         .await;
                 }

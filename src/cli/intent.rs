@@ -153,6 +153,7 @@ pub async fn cancel(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
     let cmd = EngineCommand::Cancel {
         server: spec.id.clone(),
         task_id: task_id.clone(),
+        by: crate::engine::CancelBy::cli(),
     };
     let id = task_id.clone();
     let judge = move |ev: &EngineEvent| match ev {

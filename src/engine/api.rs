@@ -67,6 +67,21 @@ pub enum EngineCommand {
         task: Task,
         /// The client that made the call (sanitized), shown as who started the task.
         started_by: Option<String>,
+        /// A task of the proxy's own for a call the server answers blocking: recorded with
+        /// origin `proxy`, never polled; its snapshots come as `LocalUpdate`, and answers
+        /// and cancels for it are handed back as `LocalAsked`.
+        local: bool,
+    },
+    /// A newer snapshot of a task of the proxy's own (`RecordCreated` with `local`).
+    LocalUpdate { server: ServerId, task: Task },
+    /// The proxy carried out a `LocalAsked` (`error`: why it could not).
+    LocalDone {
+        server: ServerId,
+        task_id: TaskId,
+        /// The outbox request it carried out, if any.
+        request: Option<i64>,
+        ask: LocalAsk,
+        error: Option<String>,
     },
     /// Answer some of a task's pending input requests (one `tasks/update`).
     Answer {
@@ -74,8 +89,12 @@ pub enum EngineCommand {
         task_id: TaskId,
         responses: BTreeMap<String, InputResponse>,
     },
-    /// `tasks/cancel`, then keep following until the task is terminal.
-    Cancel { server: ServerId, task_id: TaskId },
+    /// `tasks/cancel`, then keep following until the task is terminal; `by` is recorded.
+    Cancel {
+        server: ServerId,
+        task_id: TaskId,
+        by: CancelBy,
+    },
     /// Stop following a task (it stays in the ledger).
     Forget { server: ServerId, task_id: TaskId },
     /// `tasks/get` now: one task, or every tracked task of the server.
@@ -98,6 +117,110 @@ pub enum EngineCommand {
     SignInRedirect { server: ServerId, url: String },
     /// Close every connection and stop.
     Shutdown,
+}
+
+/// What someone asked of a task of the proxy's own, for the proxy to carry out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalAsk {
+    /// Answer input keys (the server's requests on the call's stream).
+    Answer(BTreeMap<String, Value>),
+    /// Stop the call (`notifications/cancelled` upstream).
+    Cancel(CancelBy),
+}
+
+/// Who asked for a cancel, and why: recorded in the task's timeline and row, so cancels
+/// can be told apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CancelBy {
+    /// `dashboard`, `cli`, or `host NAME` (a proxied agent host).
+    pub by: String,
+    /// The reason given (a host's `notifications/cancelled` reason), if any.
+    pub reason: Option<String>,
+}
+
+impl CancelBy {
+    pub fn dashboard() -> CancelBy {
+        CancelBy {
+            by: "dashboard".into(),
+            reason: None,
+        }
+    }
+
+    pub fn cli() -> CancelBy {
+        CancelBy {
+            by: "cli".into(),
+            reason: None,
+        }
+    }
+
+    /// A proxied host (its name, sanitized by the caller) with its reason.
+    pub fn host(name: Option<&str>, reason: Option<&str>) -> CancelBy {
+        CancelBy {
+            by: format!("host {}", name.unwrap_or("(unnamed)")),
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    /// As stored: `{"by", "reason"}`.
+    pub fn detail(&self) -> Value {
+        serde_json::json!({ "by": self.by, "reason": self.reason })
+    }
+
+    /// Read back from a stored detail (an outbox request's payload); `None` for none.
+    pub fn from_detail(v: &Value) -> Option<CancelBy> {
+        Some(CancelBy {
+            by: crate::sanitize::sanitize_line(v.get("by")?.as_str()?, 80),
+            reason: v
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(|r| crate::sanitize::sanitize_line(r, 300)),
+        })
+    }
+}
+
+/// A task's notes in words (sanitized, bounded), from its ledger row.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TaskNote {
+    /// `host agentx (user cancelled)`: who asked for the cancel, and why.
+    pub cancel_by: Option<String>,
+    /// `agentx stopped waiting after 4.0 s`: a proxied host stopped waiting.
+    pub host: Option<String>,
+    /// Why it did (`McpError: … Request timed out`), when it said.
+    pub host_reason: Option<String>,
+}
+
+impl TaskNote {
+    /// The notes of a ledger row, if it has any.
+    pub fn of(rec: &crate::ledger::TaskRecord) -> Option<TaskNote> {
+        let line = |s: &str, n: usize| crate::sanitize::sanitize_line(s, n);
+        let cancel_by = rec.cancel_by.as_ref().and_then(|c| {
+            let by = line(c.get("by")?.as_str()?, 80);
+            Some(match c.get("reason").and_then(Value::as_str) {
+                Some(r) if !r.is_empty() => format!("{by} ({})", line(r, 120)),
+                _ => by,
+            })
+        });
+        let host = rec.host_note.as_ref().map(|n| {
+            let who = n.get("host").and_then(Value::as_str).map(|h| line(h, 60));
+            let mut text = match who {
+                Some(w) => format!("{w} stopped waiting"),
+                None => "its client stopped waiting".to_string(),
+            };
+            if let Some(a) = n.get("afterS").and_then(Value::as_f64) {
+                text.push_str(&format!(" after {a:.1} s"));
+            }
+            text
+        });
+        let host_reason = rec
+            .host_note
+            .as_ref()
+            .and_then(|n| n.get("reason")?.as_str().map(|r| line(r, 160)));
+        (cancel_by.is_some() || host.is_some()).then_some(TaskNote {
+            cancel_by,
+            host,
+            host_reason,
+        })
+    }
 }
 
 /// What a `CallTool` came to.
@@ -256,6 +379,21 @@ pub enum EngineEvent {
         server: ServerId,
         tasks: Vec<KnownTask>,
         more: usize,
+    },
+    /// Someone asked something of a task of the proxy's own (`RecordCreated` with `local`):
+    /// the proxy carries it out and reports with `LocalDone`.
+    LocalAsked {
+        server: ServerId,
+        task_id: TaskId,
+        request: Option<i64>,
+        ask: LocalAsk,
+    },
+    /// What people and hosts did about a task, as the ledger says: who asked to cancel it,
+    /// a proxied host that stopped waiting while it ran on.
+    TaskNoted {
+        server: ServerId,
+        task_id: TaskId,
+        note: TaskNote,
     },
     /// A new snapshot (already checked: never older than what was reported before,
     /// never after a terminal one), with the input keys still waiting for an answer.

@@ -156,6 +156,8 @@ impl Router {
             EngineCommand::Track { server, .. }
             | EngineCommand::CallTool { server, .. }
             | EngineCommand::RecordCreated { server, .. }
+            | EngineCommand::LocalUpdate { server, .. }
+            | EngineCommand::LocalDone { server, .. }
             | EngineCommand::Answer { server, .. }
             | EngineCommand::Cancel { server, .. }
             | EngineCommand::Forget { server, .. }

@@ -8,11 +8,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::TaskNote;
 use crate::mcp::{ErrorObject, InputRequest, Task, Verdict, judge};
 
 /// What the engine knows about one followed task.
 #[derive(Debug, Clone, Default)]
 pub struct TrackedTask {
+    /// A task of a proxy's own (origin `proxy`): never polled; only its owner updates it.
+    pub local: bool,
+    /// The notes last reported (who asked to cancel, a host that stopped waiting).
+    pub note: Option<Box<TaskNote>>,
     /// Boxed, as the early payload: a finished task has neither, and the table holds
     /// every task this engine knows.
     pub last: Option<Box<Task>>,

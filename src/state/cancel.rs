@@ -51,6 +51,7 @@ pub(super) fn send(state: &mut State, key: TaskKey, fx: &mut Vec<Effect>) {
         fx.push(Effect::Engine(EngineCommand::Cancel {
             server: key.server,
             task_id: key.task_id,
+            by: crate::engine::CancelBy::dashboard(),
         }));
     }
 }

@@ -249,6 +249,20 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
     if let Some(by) = &row.started_by {
         out.push(DocLine::field("started by", by));
     }
+    if let Some(note) = row.note.as_deref() {
+        if let Some(host) = &note.host {
+            let still = if row.is_over() { "" } else { "; still running" };
+            let why = note
+                .host_reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            out.push(DocLine::field("client", format!("{host}{still}{why}")));
+        }
+        if let Some(by) = &note.cancel_by {
+            out.push(DocLine::field("cancel asked by", by));
+        }
+    }
     out.push(DocLine::field("state", phase_text(row)));
     if let Some(why) = row.failure_reason() {
         out.push(DocLine {

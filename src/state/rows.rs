@@ -4,7 +4,7 @@
 
 use super::task::{CancelMark, TaskRow};
 use super::{Now, State, TaskKey, forms};
-use crate::engine::{KnownTask, NoticeLevel, ServerId, TaskId, Tombstone, UpdateSource};
+use crate::engine::{KnownTask, NoticeLevel, ServerId, TaskId, TaskNote, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task};
 
 /// The row of `key`, created on first mention; the table re-places it on the next frame.
@@ -12,6 +12,16 @@ pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRo
     let entry = state.tasks.entry(key.clone());
     state.board.touch(entry.index());
     entry.or_insert_with(|| TaskRow::new(key.clone()))
+}
+
+/// What people and hosts did about a task (`TaskNoted`): who asked to cancel it, a host
+/// that stopped waiting. A task not on the board yet gets its row when it is known.
+pub(super) fn noted(state: &mut State, server: &ServerId, task_id: &TaskId, note: TaskNote) {
+    let key = TaskKey::new(server, task_id);
+    if let Some(row) = state.tasks.get_mut(&key) {
+        row.note = Some(Box::new(note));
+        state.touch_row(&key);
+    }
 }
 
 /// What the ledger knows about a followed task (`TaskKnown`; history, so it updates no

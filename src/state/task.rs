@@ -84,6 +84,8 @@ pub struct TaskRow {
     pub end: Option<Tombstone>,
     /// The client that started the task, when it was not taskrail (a proxied agent host).
     pub started_by: Option<String>,
+    /// Who asked to cancel it, a host that stopped waiting (from the ledger).
+    pub note: Option<Box<crate::engine::TaskNote>>,
     /// Resumed finished: its arguments, result (unless a tool error) and error data are in
     /// the ledger only, until loaded (`payload`).
     pub payload_in_ledger: bool,
@@ -112,6 +114,7 @@ impl TaskRow {
             expired: false,
             end: None,
             started_by: None,
+            note: None,
             payload_in_ledger: false,
         }
     }
@@ -170,6 +173,21 @@ impl TaskRow {
         text.or(t.status_message.as_deref())
             .map(|s| crate::sanitize::sanitize_line(s.trim(), 300))
             .or_else(|| Some("the server gave no reason".to_string()))
+    }
+
+    /// What people and hosts did about the task, in one line: who asked for its cancel, or
+    /// a host that stopped waiting while it runs on.
+    pub fn note_line(&self) -> Option<String> {
+        let note = self.note.as_deref()?;
+        if let Some(by) = note.cancel_by.as_deref().filter(|_| self.cancel.is_some()) {
+            return Some(format!("cancel asked by {by}"));
+        }
+        let host = note.host.as_deref()?;
+        Some(if self.is_over() {
+            host.to_string()
+        } else {
+            format!("{host}; still running")
+        })
     }
 
     /// Whether the user has something to answer.

@@ -236,6 +236,13 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             detail,
         } => hints::misbehaved(state, &server, hint, &detail, now),
         EngineEvent::TaskKnown { server, task } => rows::known(state, &server, task, now),
+        // The proxy that runs the call carries it out.
+        EngineEvent::LocalAsked { .. } => {}
+        EngineEvent::TaskNoted {
+            server,
+            task_id,
+            note,
+        } => rows::noted(state, &server, &task_id, note),
         EngineEvent::TasksResumed {
             server,
             tasks,

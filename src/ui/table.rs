@@ -319,6 +319,7 @@ fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
         ),
         Phase::ToolError => ("✖ tool error".to_string(), theme.failed),
         Phase::Gone(Tombstone::SessionLost) => ("⌛ session lost".to_string(), theme.unknown),
+        Phase::Gone(Tombstone::ProxyLost) => ("⌛ lost".to_string(), theme.unknown),
         Phase::Gone(_) => ("⌛ expired".to_string(), theme.unknown),
         Phase::Done(s) => (
             format!("{} {}", status_icon(&s), s.as_str()),
@@ -388,12 +389,12 @@ pub(crate) fn cell(
             (Some((_, n)), _) => Field::new(n).style(theme.warn),
             (None, Some(why)) => Field::new(why).style(theme.error),
             (None, None) => {
-                let msg = r
-                    .task
-                    .as_ref()
-                    .and_then(|t| t.status_message.as_deref())
-                    .unwrap_or("");
-                Field::new(sanitize_line(msg, 200)).style(theme.label)
+                let msg = r.task.as_ref().and_then(|t| t.status_message.as_deref());
+                let msg = match msg {
+                    Some(m) => sanitize_line(m, 200),
+                    None => r.note_line().unwrap_or_default(),
+                };
+                Field::new(msg).style(theme.label)
             }
         },
         Col::Progress => Field::line(progress_cell(r, theme, now, w)),

@@ -36,6 +36,8 @@ impl Follower {
                 return Some(exit::SIGN_IN);
             }
             EngineEvent::SignInStarted { .. }
+            | EngineEvent::TaskNoted { .. }
+            | EngineEvent::LocalAsked { .. }
             | EngineEvent::SignInIgnored { .. }
             | EngineEvent::SignedIn { .. }
             | EngineEvent::SignInFailed { .. } => {}

@@ -82,6 +82,60 @@ impl ServerActor {
         self.call_done(call_id, tool, result).await;
     }
 
+    /// A task of the proxy's own for a call its server answers blocking: recorded with its
+    /// origin and its lease in one transaction, reported, never polled.
+    pub(super) async fn created_local(
+        &mut self,
+        task: Task,
+        tool: String,
+        arguments: Value,
+        started_by: Option<String>,
+    ) -> CallResult {
+        let task_id = task.task_id.clone();
+        let (server, t, a, tl, by) = (
+            self.id(),
+            task.clone(),
+            arguments.clone(),
+            tool.clone(),
+            started_by.clone(),
+        );
+        let (owner, ttl) = (self.owner.clone(), self.cfg.lease_ttl);
+        let stored = self.ledger.is_none()
+            || self
+                .ledger(move |l| {
+                    let new = crate::ledger::NewTask {
+                        server: &server,
+                        era: Era::Modern,
+                        tool: &tl,
+                        arguments: &a,
+                        task: &t,
+                        parent_task: None,
+                        session: None,
+                        started_by: by.as_deref(),
+                    };
+                    l.record_proxy_task(new, &owner, ttl)
+                })
+                .await
+                .is_some();
+        self.emit(EngineEvent::TaskKnown {
+            server: self.id(),
+            task: KnownTask {
+                started_by,
+                tool: Some(tool),
+                arguments: Some(arguments),
+                ..KnownTask::new(task_id.clone(), chrono::Utc::now())
+            },
+        })
+        .await;
+        let tr = self.tasks.entry(task_id.clone()).or_default();
+        tr.owned = true;
+        tr.local = true;
+        self.seq += 1;
+        let seq = self.seq;
+        self.apply(task, seq, UpdateSource::Create, None).await;
+        CallResult::Task { task_id, stored }
+    }
+
     /// A task our call (or a call sent through our connection) created: commit it to the
     /// ledger before anything reports it, report it, take its lease and follow it.
     pub(super) async fn created(

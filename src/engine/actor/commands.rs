@@ -81,17 +81,30 @@ impl ServerActor {
                 arguments,
                 task,
                 started_by,
+                local,
                 ..
             } => {
-                let result = self
-                    .created(task, tool.clone(), arguments, None, started_by)
-                    .await;
+                let result = if local {
+                    self.created_local(task, tool.clone(), arguments, started_by)
+                        .await
+                } else {
+                    self.created(task, tool.clone(), arguments, None, started_by)
+                        .await
+                };
                 self.call_done(call_id, tool, result).await;
             }
+            EngineCommand::LocalUpdate { task, .. } => self.local_update(task).await,
+            EngineCommand::LocalDone {
+                task_id,
+                request,
+                ask,
+                error,
+                ..
+            } => self.local_done(task_id, request, ask, error).await,
             EngineCommand::Answer {
                 task_id, responses, ..
             } => self.answer(task_id, responses, None).await,
-            EngineCommand::Cancel { task_id, .. } => self.cancel(task_id, None).await,
+            EngineCommand::Cancel { task_id, by, .. } => self.cancel(task_id, None, by).await,
             EngineCommand::Forget { task_id, .. } => {
                 self.release(&task_id);
                 self.tasks.remove(&task_id);
@@ -243,6 +256,7 @@ impl ServerActor {
                 return;
             }
         };
+        let local = self.tasks.get(&task_id).is_some_and(|t| t.local);
         // The timeline says what was sent before the status change it causes.
         let (server, id, sent) = (self.id(), task_id.clone(), responses.clone());
         self.ledger_queue(move |l| {
@@ -261,6 +275,17 @@ impl ServerActor {
             }
             Ok(())
         });
+        if local {
+            // The proxy that runs the call answers its server's requests.
+            return self
+                .emit(EngineEvent::LocalAsked {
+                    server: self.id(),
+                    task_id,
+                    request,
+                    ask: LocalAsk::Answer(responses),
+                })
+                .await;
+        }
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
@@ -278,8 +303,8 @@ impl ServerActor {
         });
     }
 
-    /// Cancel a task (`request`: the outbox request it carries out).
-    pub(super) async fn cancel(&mut self, task_id: TaskId, request: Option<i64>) {
+    /// Cancel a task (`request`: the outbox request it carries out) for `by`.
+    pub(super) async fn cancel(&mut self, task_id: TaskId, request: Option<i64>, by: CancelBy) {
         if self.tasks.get(&task_id).is_some_and(|t| t.cancel_in_flight) {
             return;
         }
@@ -290,13 +315,14 @@ impl ServerActor {
                     self.queued.push(EngineCommand::Cancel {
                         server: self.id(),
                         task_id,
+                        by,
                     });
                 }
                 return;
             }
             Route::Outbox => {
                 return self
-                    .leave_for_follower(task_id, OutboxKind::Cancel, Value::Null, Vec::new())
+                    .leave_for_follower(task_id, OutboxKind::Cancel, by.detail(), Vec::new())
                     .await;
             }
             Route::Refuse(error) => {
@@ -317,9 +343,22 @@ impl ServerActor {
             t.cancel_in_flight = true;
         }
         let (server, id) = (self.id(), task_id.clone());
+        let detail = by.detail();
         self.ledger_queue(move |l| {
-            l.record_event(&server, &id, EventKind::CancelRequested, None, &json!({}))
+            l.record_event(&server, &id, EventKind::CancelRequested, None, &detail)
         });
+        if self.tasks.get(&task_id).is_some_and(|t| t.local) {
+            // The proxy that runs the call stops it.
+            drop(client);
+            return self
+                .emit(EngineEvent::LocalAsked {
+                    server: self.id(),
+                    task_id,
+                    request,
+                    ask: LocalAsk::Cancel(by),
+                })
+                .await;
+        }
         self.stats.request();
         let tx = self.internal_tx.clone();
         tokio::spawn(async move {
@@ -333,6 +372,45 @@ impl ServerActor {
                 })
                 .await;
         });
+    }
+
+    /// A newer snapshot of a task of the proxy's own, from the proxy that runs its call.
+    async fn local_update(&mut self, task: Task) {
+        if !self
+            .tasks
+            .get(&task.task_id)
+            .is_some_and(|t| t.local && t.owned)
+        {
+            return;
+        }
+        self.seq += 1;
+        let seq = self.seq;
+        self.apply(task, seq, UpdateSource::Push, None).await;
+    }
+
+    /// The proxy carried out what was asked of a task of its own.
+    async fn local_done(
+        &mut self,
+        task_id: TaskId,
+        request: Option<i64>,
+        ask: LocalAsk,
+        error: Option<String>,
+    ) {
+        let failed = |message: String| McpError::Rpc {
+            code: -32603,
+            message,
+            data: None,
+        };
+        match ask {
+            LocalAsk::Answer(responses) => {
+                let result = error.map_or(Ok(()), |e| Err(failed(e)));
+                self.on_answered(task_id, responses, request, result).await
+            }
+            LocalAsk::Cancel(_) => {
+                let result = error.map_or(Ok(None), |e| Err(failed(e)));
+                self.on_cancelled(task_id, request, result).await
+            }
+        }
     }
 
     pub(super) async fn on_answered(

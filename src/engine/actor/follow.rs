@@ -59,12 +59,16 @@ impl ServerActor {
             if tasks.is_empty() {
                 continue;
             }
+            let noted: Vec<TaskId> = tasks.iter().map(|t| t.task_id.clone()).collect();
             self.emit(EngineEvent::TasksResumed {
                 server: self.id(),
                 tasks,
                 more: total.saturating_sub(read_so_far),
             })
             .await;
+            for id in noted {
+                self.report_note(&id).await;
+            }
         }
         let outcome = match read {
             Ok(done) => done
@@ -94,6 +98,7 @@ impl ServerActor {
             task: known,
         })
         .await;
+        self.report_note(&task_id).await;
         if follow {
             if let Some(s) = session {
                 self.join_session(s).await;
@@ -108,6 +113,8 @@ impl ServerActor {
     /// task, its legacy session, and whether it is to be followed (not finished).
     fn enter(&mut self, rec: TaskRecord) -> (KnownTask, Option<i64>, bool) {
         let mut tr = TrackedTask {
+            local: rec.origin == crate::ledger::Origin::Proxy,
+            note: TaskNote::of(&rec).map(Box::new),
             answered: rec.answered_keys.iter().cloned().collect(),
             expired: rec.expired,
             session: rec.session,
@@ -171,13 +178,23 @@ impl ServerActor {
             ids
         };
         let now = Instant::now();
+        let mut lost = Vec::new();
         for id in got {
             if let Some(t) = self.tasks.get_mut(&id)
                 && !t.owned
             {
                 t.owned = true;
-                self.schedule.set(&id, now);
+                if t.local {
+                    // A proxy's own task whose proxy is gone (its lease was free): nobody
+                    // can learn how the call ended.
+                    lost.push(id);
+                } else {
+                    self.schedule.set(&id, now);
+                }
             }
+        }
+        for id in lost {
+            self.end_task(&id, Tombstone::ProxyLost, true).await;
         }
         self.update_listen_ids();
     }
@@ -327,6 +344,19 @@ impl ServerActor {
         }
     }
 
+    /// Report a task's notes, if it has any.
+    async fn report_note(&mut self, task_id: &TaskId) {
+        let Some(note) = self.tasks.get(task_id).and_then(|t| t.note.clone()) else {
+            return;
+        };
+        self.emit(EngineEvent::TaskNoted {
+            server: self.id(),
+            task_id: task_id.clone(),
+            note: *note,
+        })
+        .await;
+    }
+
     /// A task row another process changed: fold in what it learnt.
     pub(super) async fn on_ledger_record(&mut self, rec: TaskRecord) {
         let task_id = rec.task_id.clone();
@@ -338,6 +368,11 @@ impl ServerActor {
         };
         if t.provisional {
             return;
+        }
+        let note = TaskNote::of(&rec).map(Box::new);
+        let note_news = note != t.note;
+        if note_news {
+            t.note = note;
         }
         let before = t.pending_keys();
         t.answered.extend(rec.answered_keys.iter().cloned());
@@ -356,6 +391,9 @@ impl ServerActor {
             let why = rec.end.unwrap_or(Tombstone::Expired);
             self.end_task(&task_id, why, false).await;
             return;
+        }
+        if note_news {
+            self.report_note(&task_id).await;
         }
         if let Some(acked) = cancel_news {
             self.emit(EngineEvent::CancelSent {

@@ -380,7 +380,7 @@ impl ServerActor {
         let ids: BTreeSet<TaskId> = self
             .tasks
             .iter()
-            .filter(|(_, t)| t.live() && t.owned && !self.foreign_session(t))
+            .filter(|(_, t)| t.live() && t.owned && !t.local && !self.foreign_session(t))
             .map(|(id, _)| id.clone())
             .collect();
         self.listen_ids.send_if_modified(|cur| {

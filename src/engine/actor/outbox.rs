@@ -84,7 +84,13 @@ impl ServerActor {
                 }
                 self.answer(req.task_id, responses, Some(req.id)).await;
             }
-            OutboxKind::Cancel => self.cancel(req.task_id, Some(req.id)).await,
+            OutboxKind::Cancel => {
+                let by = CancelBy::from_detail(&req.payload).unwrap_or(CancelBy {
+                    by: "another taskrail process".into(),
+                    reason: None,
+                });
+                self.cancel(req.task_id, Some(req.id), by).await
+            }
         }
     }
 

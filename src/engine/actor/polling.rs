@@ -14,7 +14,8 @@ impl ServerActor {
         let Some(tr) = self.tasks.get_mut(task_id) else {
             return false;
         };
-        if tr.poll_in_flight {
+        if tr.poll_in_flight || tr.local {
+            // A task of a proxy's own has no server to ask.
             return false;
         }
         tr.poll_in_flight = true;
@@ -55,8 +56,8 @@ impl ServerActor {
             let Some(t) = self.tasks.get(&id) else {
                 continue;
             };
-            if !t.owned {
-                // Mirrored: another process polls it.
+            if !t.owned || t.local {
+                // Mirrored (another process polls it), or a proxy's own (never polled).
                 continue;
             }
             let source = if t.last.is_none() {
@@ -275,7 +276,8 @@ impl ServerActor {
         let Some(tr) = self.tasks.get_mut(task_id) else {
             return;
         };
-        if tr.result_in_flight {
+        if tr.result_in_flight || tr.local {
+            // A task of a proxy's own has no server to ask.
             return;
         }
         tr.result_in_flight = true;

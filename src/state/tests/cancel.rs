@@ -16,6 +16,7 @@ fn cancel_asks_then_sends_and_shows_completed_anyway() {
     assert_eq!(
         fx,
         vec![Effect::Engine(EngineCommand::Cancel {
+            by: crate::engine::CancelBy::dashboard(),
             server: srv(),
             task_id: TaskId::new("t1")
         })]
