@@ -29,6 +29,8 @@ fn the_full_example_parses() {
     let c = parse(&fixtures().join("full.toml")).unwrap();
     let names: Vec<&str> = c.servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["demo", "prod", "hosted", "ci", "local"]);
+    assert_eq!(c.proxy.answer_within.as_deref(), Some("50s"));
+    assert_eq!(c.proxy.hosts.get("goose").map(String::as_str), Some("280s"));
     let demo = c.server("demo").unwrap();
     assert_eq!(demo.poll_floor, Some(Duration::from_millis(500)));
     assert!(!demo.read_only);

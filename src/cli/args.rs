@@ -167,13 +167,31 @@ pub enum Command {
     /// Serve SERVER to an agent host over stdio (or HTTP with --listen), recording its tasks.
     ///
     /// The dashboard, on the same ledger, shows them live, answers their input and cancels them.
-    #[command(after_help = "Hosts: claude mcp add NAME -- taskrail proxy SERVER (see README).")]
-    Proxy {
-        /// The upstream: a configured server name (with its headers), a URL, or stdio:<command>.
-        server: String,
-        /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8808) instead of stdio.
-        #[arg(long, value_name = "ADDR")]
-        listen: Option<String>,
+    /// A host whose own timeout gives up on a call does not stop the work: the proxy follows
+    /// the task to its end, and the host's retry of the same call (same tool, same arguments,
+    /// compared as canonical JSON, same upstream) is attached to it instead of running it again
+    /// — until its result has been delivered to a host once.
+    #[command(
+        after_help = "Hosts: taskrail hosts wrap (or: claude mcp add NAME -- taskrail proxy SERVER); see README.",
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true
+    )]
+    Proxy(ProxyArgs),
+    /// List, wrap and unwrap the MCP servers of agent hosts (Claude Code, Claude Desktop,
+    /// Cursor, VS Code, Codex, Gemini CLI, goose, Zed, OpenCode).
+    ///
+    /// Without a subcommand: list the host configuration files found under HOME and in this
+    /// directory, each server in them, its kind and whether it already goes through taskrail.
+    #[command(
+        after_help = "Wrap every server of every host: taskrail hosts wrap (see README, Using \
+                      taskrail with your agent)."
+    )]
+    Hosts {
+        #[command(subcommand)]
+        command: Option<HostsCommand>,
+        /// One JSON object per server.
+        #[arg(long)]
+        json: bool,
     },
     /// Sign in to servers that want OAuth (see README, Signing in).
     #[command(subcommand)]
@@ -193,6 +211,91 @@ pub enum Command {
         #[arg(long, value_name = "URL")]
         client_metadata_url: Option<String>,
     },
+}
+
+/// `taskrail proxy`'s arguments.
+#[derive(Args, Debug)]
+pub struct ProxyArgs {
+    #[command(subcommand)]
+    pub action: Option<ProxyAction>,
+    /// The upstream: a configured server name (with its headers), a URL, or stdio:<command>.
+    #[arg(required = true)]
+    pub server: Option<String>,
+    /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8808) instead of stdio;
+    /// every host then presents its own token (taskrail proxy token --host NAME).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Largest request body the listener accepts.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_body: usize,
+    /// A listener session with no request and no open stream ends after this long.
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    pub session_idle: String,
+    /// Listener sessions kept at once (the least recently used ends for a new one).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_sessions: usize,
+    /// Answer a waiting host within this long: a call still running then returns a result
+    /// saying so (task id, status, progress), and calling the tool again with the same
+    /// arguments returns its result without running it twice. Off by default.
+    #[arg(long, value_name = "DURATION")]
+    pub answer_within: Option<String>,
+    /// Never attach a repeated call to earlier work: every tools/call runs anew.
+    #[arg(long)]
+    pub no_reattach: bool,
+    /// A call the server answers blocking (no task) that still runs after this long goes on
+    /// the board as a task of the proxy's own: its progress, input and result, and a cancel.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub track_after: String,
+    /// When the host goes away (stdio) with calls still running, keep running until they
+    /// end — at most this long — so their results reach the ledger.
+    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    pub detach_limit: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProxyAction {
+    /// Print the bearer token of host NAME for `taskrail proxy --listen` (created on first use,
+    /// kept 0600 beside the ledger). The host sends it as `Authorization: Bearer TOKEN`.
+    Token {
+        /// The host the token is for; the ledger shows it as who started its tasks.
+        #[arg(long, value_name = "NAME", default_value = "default")]
+        host: String,
+        /// Replace the token (the old one stops working at once).
+        #[arg(long)]
+        rotate: bool,
+    },
+}
+
+/// `taskrail hosts` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum HostsCommand {
+    /// List the host files found, their servers, and which go through taskrail.
+    List {
+        /// One JSON object per server.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make hosts start `taskrail proxy` in front of their servers (stdio and HTTP entries);
+    /// the original entry is kept in the wrapped one, so `unwrap` gives it back exactly.
+    Wrap(HostsTarget),
+    /// Put back the original entries of servers wrapped by `taskrail hosts wrap`.
+    Unwrap(HostsTarget),
+}
+
+/// Which host files and servers `hosts wrap` / `hosts unwrap` change.
+#[derive(Args, Debug)]
+pub struct HostsTarget {
+    /// [HOST] [SERVER...]: a host (claude-code, claude-desktop, cursor, vscode, codex, gemini,
+    /// goose, zed, opencode), then server names; none: every server of every file found.
+    #[arg(value_name = "HOST|SERVER")]
+    pub targets: Vec<String>,
+    /// Edit this host configuration file only (its host is told by its path, or name it
+    /// first). Named `--file` because `--config` is taskrail's own config file.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Print a unified diff of what would change; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -11,11 +11,13 @@ mod dashboard;
 mod extras;
 mod follow;
 mod history;
+mod hosts;
 mod intent;
 mod logging;
 mod oneshot;
 mod output;
 mod proxy;
+mod proxy_headers;
 mod servers;
 mod task_ref;
 
@@ -153,15 +155,20 @@ impl Context {
         Ok(client)
     }
 
+    /// Where the ledger is: `--db`, `TASKRAIL_DB`, or the data directory's.
+    pub fn ledger_path(&self) -> Result<std::path::PathBuf, u8> {
+        match &self.global.db {
+            Some(p) => Ok(p.clone()),
+            None => Ledger::default_path()
+                .map_err(|e| fail(&format!("ledger location: {e:#}"), exit::CONNECTION)),
+        }
+    }
+
     /// The ledger, opened (and pruned of old finished tasks) on first use.
     pub async fn ledger(&self) -> Result<LedgerHandle, u8> {
         self.ledger
             .get_or_try_init(|| async {
-                let path = match &self.global.db {
-                    Some(p) => p.clone(),
-                    None => Ledger::default_path()
-                        .map_err(|e| fail(&format!("ledger location: {e:#}"), exit::CONNECTION))?,
-                };
+                let path = self.ledger_path()?;
                 let ledger = Ledger::open(&path).map_err(|e| {
                     fail(
                         &format!("cannot open the ledger {}: {e:#}", path.display()),
@@ -258,7 +265,7 @@ pub fn main() -> ExitCode {
 fn runtime_for(command: Option<&Command>) -> std::io::Result<tokio::runtime::Runtime> {
     let mut builder = match command {
         None
-        | Some(Command::Demo | Command::Proxy { .. } | Command::ServeDemo(_) | Command::Bench(_)) => {
+        | Some(Command::Demo | Command::Proxy(_) | Command::ServeDemo(_) | Command::Bench(_)) => {
             tokio::runtime::Builder::new_multi_thread()
         }
         Some(_) => tokio::runtime::Builder::new_current_thread(),
@@ -324,9 +331,8 @@ async fn run(cli: Cli) -> u8 {
             server_url,
             client_metadata_url,
         }) => conformance::run(&ctx, &server_url, client_metadata_url).await,
-        Some(Command::Proxy { server, listen }) => {
-            proxy::run(&ctx, &server, listen.as_deref()).await
-        }
+        Some(Command::Proxy(args)) => proxy::run(&ctx, args).await,
+        Some(Command::Hosts { command, json }) => hosts::run(&ctx, command, json),
         None => {
             dashboard::board(
                 &ctx,

@@ -1,14 +1,17 @@
 //! `taskrail proxy SERVER [--listen ADDR]`: resolves the upstream (a configured name brings
-//! its headers), opens the shared ledger, and runs the proxy on stdio or on loopback HTTP.
+//! its headers), opens the shared ledger, and runs the proxy on stdio or on loopback HTTP;
+//! `taskrail proxy token` prints a listener host's token.
 //!
 //! Must not hold proxy logic (that is `crate::proxy`); stdout belongs to the host on stdio.
 
 use std::net::SocketAddr;
 
-use super::args::exit;
-use super::output::say;
+use super::args::{ProxyAction, ProxyArgs, exit};
+use super::output::{out, say};
 use super::{Context, fail};
-use crate::proxy::{Proxy, ProxyOptions};
+use crate::ledger::parse_duration;
+use crate::proxy::tokens::{self, Tokens};
+use crate::proxy::{Listener, Proxy, ProxyOptions};
 
 /// The address to listen on: loopback only (the proxy carries the upstream's credentials).
 fn listen_addr(spec: &str) -> Result<SocketAddr, String> {
@@ -40,15 +43,91 @@ async fn stopped() {
     }
 }
 
-pub async fn run(ctx: &Context, server: &str, listen: Option<&str>) -> u8 {
-    let addr = match listen.map(listen_addr).transpose() {
+/// The listener's token file, beside the ledger.
+fn token_file(ctx: &Context) -> Result<Tokens, u8> {
+    Ok(Tokens::at(tokens::file_for(&ctx.ledger_path()?)))
+}
+
+/// `taskrail proxy token`: print the host's token.
+fn token(ctx: &Context, host: &str, rotate: bool) -> u8 {
+    let tokens = match token_file(ctx) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    match tokens.issue(host, rotate) {
+        Ok(t) => {
+            let _ = out!("{t}");
+            exit::COMPLETED
+        }
+        Err(e) => fail(&format!("proxy token: {e:#}"), exit::USAGE),
+    }
+}
+
+fn duration(flag: &str, value: &str) -> Result<std::time::Duration, u8> {
+    parse_duration(value).map_err(|e| fail(&format!("{flag}: {e:#}"), exit::USAGE))
+}
+
+pub async fn run(ctx: &Context, args: ProxyArgs) -> u8 {
+    if let Some(ProxyAction::Token { host, rotate }) = &args.action {
+        return token(ctx, host, *rotate);
+    }
+    let Some(server) = args.server.as_deref() else {
+        return fail(
+            "taskrail proxy needs SERVER (a name, a URL or stdio:<command>)",
+            exit::USAGE,
+        );
+    };
+    let addr = match args.listen.as_deref().map(listen_addr).transpose() {
         Ok(a) => a,
         Err(e) => return fail(&e, exit::USAGE),
     };
-    let upstream = match ctx.spec(server) {
+    let given = args
+        .answer_within
+        .as_deref()
+        .map(|v| ("--answer-within", v.to_string()))
+        .or_else(|| {
+            let c = ctx.config.proxy.answer_within.clone()?;
+            Some(("config [proxy] answer_within", c))
+        });
+    let answer_within = match given.map(|(what, v)| duration(what, &v)) {
+        Some(Err(code)) => return code,
+        Some(Ok(d)) => Some(d),
+        None => None,
+    };
+    let (track_after, detach_limit) = match (
+        duration("--track-after", &args.track_after),
+        duration("--detach-limit", &args.detach_limit),
+    ) {
+        (Ok(t), Ok(d)) => (t, d),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let mut answer_within_for = std::collections::HashMap::new();
+    for (host, v) in &ctx.config.proxy.hosts {
+        match duration(&format!("config [proxy.hosts.{host}] answer_within"), v) {
+            Ok(d) => answer_within_for.insert(host.clone(), d),
+            Err(code) => return code,
+        };
+    }
+    let listener_opts = match (addr, duration("--session-idle", &args.session_idle)) {
+        (None, _) => None,
+        (Some(_), Err(code)) => return code,
+        (Some(_), Ok(idle)) => match token_file(ctx) {
+            Ok(tokens) => Some(Listener {
+                max_body: args.max_body.max(1024),
+                session_idle: idle,
+                max_sessions: args.max_sessions.max(1),
+                ..Listener::new(tokens)
+            }),
+            Err(code) => return code,
+        },
+    };
+    let mut upstream = match ctx.spec(server) {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if let Err(code) = super::proxy_headers::apply(&mut upstream) {
+        return code;
+    }
     let ledger = match ctx.ledger().await {
         Ok(l) => l,
         Err(code) => return code,
@@ -64,21 +143,42 @@ pub async fn run(ctx: &Context, server: &str, listen: Option<&str>) -> u8 {
         upstream,
         ledger,
         engine: ctx.engine_config(),
+        answer_within,
+        answer_within_for,
+        reattach: !args.no_reattach,
+        track_after,
     });
     let proxy = running.proxy.clone();
-    let served = match listener {
-        Some(listener) => {
+    let served = match listener.zip(listener_opts) {
+        Some((listener, opts)) => {
             let url = listener
                 .local_addr()
                 .map(|a| format!("http://{a}/mcp"))
                 .unwrap_or_default();
             say!("taskrail proxy: serving {url}");
-            crate::proxy::serve_http(proxy, listener, stopped()).await
+            crate::proxy::serve_http(proxy, listener, opts, stopped()).await
         }
-        None => tokio::select! {
-            r = crate::proxy::serve_stdio(proxy) => r,
-            _ = stopped() => Ok(()),
-        },
+        None => {
+            let mut stop = std::pin::pin!(stopped());
+            let served = tokio::select! {
+                r = crate::proxy::serve_stdio(proxy.clone()) => r,
+                _ = &mut stop => Ok(()),
+            };
+            // The host went away: calls still running finish first (bounded), so their
+            // results reach the ledger and a retry from the host's next proxy gets them.
+            let running_calls = proxy.calls_running();
+            if running_calls > 0 {
+                tracing::info!(
+                    "the client went away with {running_calls} call(s) running: waiting for them (at most {} s)",
+                    detach_limit.as_secs()
+                );
+                tokio::select! {
+                    _ = proxy.calls_ended(detach_limit) => {}
+                    _ = &mut stop => {}
+                }
+            }
+            served
+        }
     };
     running.stop().await;
     match served {

@@ -7,6 +7,7 @@
 //! in an error. Must not touch the terminal or the network.
 
 mod auth;
+pub mod hosts;
 mod input;
 mod raw;
 #[cfg(test)]
@@ -170,6 +171,17 @@ pub struct KeyOverride {
     pub keys: Vec<Key>,
 }
 
+/// `[proxy]`: how `taskrail proxy` treats its hosts. Durations are kept as written (the
+/// proxy reads them, and says which key is wrong).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProxyConfig {
+    /// `answer_within`: answer a waiting host "still running" after this long.
+    pub answer_within: Option<String>,
+    /// `[proxy.hosts.NAME] answer_within`: the same for one host (its token name on a
+    /// listener, else the name the host gives).
+    pub hosts: std::collections::BTreeMap<String, String>,
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -182,6 +194,7 @@ pub struct Config {
     pub notify: NotifyConfig,
     pub mouse: bool,
     pub keys: Vec<KeyOverride>,
+    pub proxy: ProxyConfig,
 }
 
 impl Config {

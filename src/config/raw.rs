@@ -23,6 +23,7 @@ struct RawConfig {
     theme: Option<Spanned<String>>,
     mouse: Option<bool>,
     notify: Option<RawNotify>,
+    proxy: Option<RawProxy>,
     #[serde(default)]
     keys: BTreeMap<String, Spanned<BTreeMap<String, Spanned<KeyList>>>>,
 }
@@ -41,6 +42,20 @@ struct RawServer {
     auth: Option<Spanned<super::auth::RawAuth>>,
     sampling: Option<Spanned<toml::Value>>,
     roots: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProxy {
+    answer_within: Option<String>,
+    #[serde(default)]
+    hosts: BTreeMap<String, RawProxyHost>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProxyHost {
+    answer_within: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +124,16 @@ pub(super) fn parse(
     }
     if let Some(n) = &raw.notify {
         config.notify = notify(text, n)?;
+    }
+    if let Some(p) = &raw.proxy {
+        config.proxy = super::ProxyConfig {
+            answer_within: p.answer_within.clone(),
+            hosts: p
+                .hosts
+                .iter()
+                .filter_map(|(k, h)| h.answer_within.clone().map(|a| (k.clone(), a)))
+                .collect(),
+        };
     }
     config.keys = keys(text, &raw.keys)?;
     Ok(config)

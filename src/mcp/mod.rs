@@ -29,7 +29,7 @@ pub mod types;
 mod decode_tests;
 
 pub use capabilities::InputSupport;
-pub use client::{LegacySession, McpClient};
+pub use client::{LegacySession, McpClient, Tapped};
 pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
 pub use input::{InputKind, Needs};

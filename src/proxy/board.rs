@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::engine::{CallResult, EngineEvent, Failure, NoticeLevel, TaskId};
 use crate::ledger::Tombstone;
@@ -77,6 +77,25 @@ impl Board {
     pub fn watch(&self, task_id: &TaskId) -> Option<watch::Receiver<TaskView>> {
         let views = self.views.lock().unwrap_or_else(|e| e.into_inner());
         views.get(task_id).map(watch::Sender::subscribe)
+    }
+
+    /// [`Board::watch`], waiting up to `limit` for a task the engine was just asked to
+    /// follow to show up.
+    pub async fn watch_soon(
+        &self,
+        task_id: &TaskId,
+        limit: std::time::Duration,
+    ) -> Option<watch::Receiver<TaskView>> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Some(rx) = self.watch(task_id) {
+                return Some(rx);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
     }
 
     pub fn view(&self, task_id: &TaskId) -> Option<TaskView> {
@@ -266,13 +285,6 @@ pub async fn wait_ack(
     tokio::time::timeout(limit, wait)
         .await
         .unwrap_or_else(|_| Err(Failure::Failed("not acknowledged in time".into())))
-}
-
-/// Fold the engine's events into `board` until the engine stops.
-pub async fn run(board: std::sync::Arc<Board>, mut events: mpsc::Receiver<EngineEvent>) {
-    while let Some(ev) = events.recv().await {
-        board.apply(ev);
-    }
 }
 
 #[cfg(test)]

@@ -3,22 +3,22 @@
 //! (tool, arguments, who started it) before the host hears of it, then either handed to a
 //! host that drives tasks itself or followed to its end for one that waits.
 //!
+//! A host that waits is attached to the work an identical earlier call left running
+//! (`attach.rs`) before anything is sent, and gives up waiting without stopping the work
+//! when its own timeout fires.
+//!
 //! Owns: the choice between those. Must never send a `tools/call` twice (a dropped legacy
 //! session, where the server did not process it, is the one exception), and must let the
 //! call and its recording finish even when the host goes away.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::era::{self, HostEra, Outcome};
-use super::forward::{self, upstream_error};
+use super::forward;
 use super::host::{Ctx, Reply};
-use super::{Proxy, rpc_error};
-use crate::engine::{CallResult, EngineCommand};
-use crate::mcp::{CallOutcome, Era, ErrorObject, McpClient, McpError, Task, decode_call_result};
+use super::job::{Called, Job};
+use super::rpc_error;
+use crate::mcp::{CallOutcome, Era, decode_call_result};
 
 /// How the host takes a task.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,26 +46,8 @@ fn wants(ctx: &Ctx) -> Wants {
     }
 }
 
-/// What one upstream `tools/call` came to.
-enum Called {
-    Plain(Value),
-    /// Multi round-trip input before any task exists.
-    InputFirst(Value),
-    /// A task, recorded (`stored` unless the ledger write failed).
-    Task {
-        task: Task,
-        raw: Value,
-    },
-    Error(ErrorObject),
-    /// The host cancelled the call (a task it created anyway was cancelled too).
-    Cancelled,
-}
-
 /// Multi round-trip rounds answered for a 2025-era host before giving up.
 const MAX_INPUT_ROUNDS: usize = 8;
-
-/// How long recording a task may take before the host is answered anyway.
-const RECORD_WAIT: Duration = Duration::from_secs(30);
 
 pub async fn tools_call(ctx: &Ctx) -> Reply {
     if ctx.era == HostEra::Modern
@@ -82,11 +64,18 @@ pub async fn tools_call(ctx: &Ctx) -> Reply {
         .get("arguments")
         .cloned()
         .unwrap_or_else(|| json!({}));
+    let wants = wants(ctx);
+    let key = (wants == Wants::Result).then(|| super::attach::call_key(&tool, &arguments));
+    if let Some(key) = &key
+        && let Some(task_id) = super::attach::find(ctx, key).await
+    {
+        super::attach::attach(ctx, &task_id).await;
+        return wait_for(ctx, &task_id, 0.0, Some(key)).await;
+    }
     let client = match ctx.proxy.upstream().await {
         Ok(c) => c,
         Err(e) => return Some(Err(e)),
     };
-    let wants = wants(ctx);
     let mut params = ctx.params.clone();
     if client.era() == Era::Modern
         && let Some(obj) = params.as_object_mut()
@@ -94,12 +83,25 @@ pub async fn tools_call(ctx: &Ctx) -> Reply {
         // A v2 server ignores the v1 task request; the extension asks instead.
         obj.remove("task");
     }
-    let token = forward::map_progress(ctx, &mut params);
+    // Shared with the call's job: its progress keeps feeding the call's row after the host
+    // stopped waiting.
+    let token = Some(std::sync::Arc::new(forward::call_progress(
+        ctx,
+        &mut params,
+    )));
     forward::envelope(ctx, &client, &mut params);
     let mut params = client.task_call_params(params).await;
     let mut called = Called::Error(rpc_error(-32603, "no call was made"));
     for _ in 0..MAX_INPUT_ROUNDS {
-        called = call_detached(ctx, &client, &tool, &arguments, params.clone()).await;
+        let job = Job::for_call(
+            ctx,
+            &client,
+            &tool,
+            &arguments,
+            key.as_deref(),
+            token.as_ref(),
+        );
+        called = job.detached(params.clone()).await;
         let Called::InputFirst(first) = &called else {
             break;
         };
@@ -152,142 +154,84 @@ pub async fn tools_call(ctx: &Ctx) -> Reply {
                     let start = token.as_ref().map_or(0.0, |t| t.last());
                     // From here on the proxy reports the task's progress itself.
                     drop(token);
-                    wait_for(ctx, &task.task_id, start).await
+                    wait_for(ctx, &task.task_id, start, key.as_deref()).await
                 }
             }
         }
     }
 }
 
-/// Answer a host that waits with the task's final result.
-pub async fn wait_for(ctx: &Ctx, task_id: &crate::mcp::TaskId, progress_from: f64) -> Reply {
-    let outcome = super::follow::to_end(ctx, task_id, false, progress_from).await?;
+/// Answer a host that waits with the task's final result — or, past `--answer-within`,
+/// with one that says the task still runs. `key`: the call the task serves, when a retry
+/// may attach to it; a host that stops waiting leaves it to that retry.
+pub async fn wait_for(
+    ctx: &Ctx,
+    task_id: &crate::mcp::TaskId,
+    progress_from: f64,
+    key: Option<&str>,
+) -> Reply {
+    use super::follow::Waited;
+    let waiting = match key {
+        Some(key) => {
+            super::attach::serve(ctx, task_id, key).await;
+            Some(super::attach::Waiting::new(ctx, task_id, key))
+        }
+        None => None,
+    };
+    let answer_by = ctx
+        .proxy
+        .answer_within(&super::attach::host_name(ctx))
+        .filter(|_| waiting.is_some())
+        .map(|d| tokio::time::Instant::from_std(ctx.began + d));
+    let waited = super::follow::to_end(ctx, task_id, false, progress_from, answer_by).await;
+    let outcome = match waited {
+        None => {
+            // Asked to stop the work (a host that only gave up leaves it running: the
+            // guard, dropped, says so).
+            if !ctx.why.gave_up()
+                && let Some(w) = waiting
+            {
+                w.settle().await;
+            }
+            return None;
+        }
+        Some(Waited::Ended(outcome)) => {
+            if let Some(w) = waiting {
+                w.settle().await;
+            }
+            outcome
+        }
+        Some(Waited::Asked(v)) => {
+            // Not an answer to the call: the host comes back with its input.
+            if let Some(w) = waiting {
+                w.settle().await;
+            }
+            Outcome::Result(v)
+        }
+        Some(Waited::Running(view)) => {
+            if let Some(w) = waiting {
+                w.answered_running().await;
+            }
+            let tool = ctx
+                .params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("the tool");
+            let structured = ctx
+                .proxy
+                .structured_tools
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(tool);
+            let mut result = era::still_running(&view, task_id, &ctx.proxy.server, tool);
+            // A host's SDK refuses a tool result without the structured content its schema
+            // promises, unless it is marked an error: the text says what it is.
+            result["isError"] = Value::Bool(structured);
+            Outcome::Result(result)
+        }
+    };
     Some(match outcome {
         Outcome::Result(v) => Ok(era::shape_result(v, &ctx.era)),
         Outcome::Error(e) => Err(e),
     })
-}
-
-/// Run one upstream `tools/call` (and the recording of its task) in a task of its own,
-/// which finishes even if the host goes away meanwhile.
-async fn call_detached(
-    ctx: &Ctx,
-    client: &Arc<McpClient>,
-    tool: &str,
-    arguments: &Value,
-    params: Value,
-) -> Called {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let job = Job {
-        proxy: ctx.proxy.clone(),
-        client: client.clone(),
-        tool: tool.to_string(),
-        arguments: arguments.clone(),
-        started_by: ctx.client_name.clone(),
-        cancel: ctx.cancel.clone(),
-    };
-    tokio::spawn(async move {
-        let _ = tx.send(job.run(params).await);
-    });
-    rx.await
-        .unwrap_or_else(|_| Called::Error(rpc_error(-32603, "the call was interrupted")))
-}
-
-struct Job {
-    proxy: Arc<Proxy>,
-    client: Arc<McpClient>,
-    tool: String,
-    arguments: Value,
-    started_by: Option<String>,
-    cancel: CancellationToken,
-}
-
-impl Job {
-    async fn run(self, params: Value) -> Called {
-        let mut cancelled = false;
-        let mut reply = None;
-        for attempt in 0..2 {
-            let id = self.client.request_id();
-            let timeout = Some(self.proxy.call_timeout);
-            let call = self
-                .client
-                .forward(&id, "tools/call", params.clone(), timeout);
-            tokio::pin!(call);
-            let r = tokio::select! {
-                r = &mut call => r,
-                _ = self.cancel.cancelled(), if !cancelled => {
-                    cancelled = true;
-                    self.client.cancel_request(&id, "cancelled by the client").await;
-                    // A task may still come back: it is recorded, then cancelled.
-                    call.await
-                }
-            };
-            match r {
-                Err(McpError::SessionLost) if attempt == 0 => {
-                    if let Err(e) = self.client.reinitialize().await {
-                        return Called::Error(upstream_error(&e));
-                    }
-                }
-                other => {
-                    reply = Some(other);
-                    break;
-                }
-            }
-        }
-        let result = match reply {
-            Some(Ok(Ok(v))) => v,
-            Some(Ok(Err(e))) if cancelled => {
-                tracing::debug!("a cancelled call ended with error {}", e.code);
-                return Called::Cancelled;
-            }
-            Some(Ok(Err(e))) => return Called::Error(e),
-            Some(Err(_)) if cancelled => return Called::Cancelled,
-            Some(Err(e)) => return Called::Error(upstream_error(&e)),
-            None => return Called::Error(rpc_error(-32603, "upstream: the session was lost")),
-        };
-        let task = match decode_call_result(&result) {
-            Ok(CallOutcome::Task(task)) => task,
-            Ok(CallOutcome::InputRequired { .. }) if !cancelled => {
-                return Called::InputFirst(result);
-            }
-            _ if cancelled => return Called::Cancelled,
-            _ => return Called::Plain(result),
-        };
-        self.record(&task).await;
-        if cancelled {
-            let (server, task_id) = (self.proxy.server.clone(), task.task_id.clone());
-            self.proxy
-                .command(EngineCommand::Cancel { server, task_id })
-                .await;
-            return Called::Cancelled;
-        }
-        Called::Task { task, raw: result }
-    }
-
-    /// Hand the task to the engine, which commits it to the ledger and follows it; wait
-    /// until it is recorded.
-    async fn record(&self, task: &Task) {
-        let call_id = self.proxy.call_id();
-        let done = self.proxy.board.expect_call(call_id);
-        self.proxy
-            .command(EngineCommand::RecordCreated {
-                server: self.proxy.server.clone(),
-                call_id,
-                tool: self.tool.clone(),
-                arguments: self.arguments.clone(),
-                task: task.clone(),
-                started_by: self.started_by.clone(),
-            })
-            .await;
-        match tokio::time::timeout(RECORD_WAIT, done).await {
-            Ok(Ok(CallResult::Task { stored: true, .. })) => {}
-            Ok(Ok(other)) => {
-                tracing::warn!(task = %task.task_id, "the task could not be recorded: {other:?}")
-            }
-            _ => {
-                self.proxy.board.forget_call(call_id);
-                tracing::warn!(task = %task.task_id, "recording the task took too long");
-            }
-        }
-    }
 }

@@ -227,6 +227,40 @@ pub enum Outcome {
     Error(ErrorObject),
 }
 
+/// The honest answer to a host that cannot wait longer (`--answer-within`): the work runs
+/// on as task `task_id` on `server`, with its last status; calling the tool again with the
+/// same arguments returns its result without running it twice.
+pub fn still_running(
+    view: &super::board::TaskView,
+    task_id: &crate::mcp::TaskId,
+    server: &crate::ids::ServerId,
+    tool: &str,
+) -> Value {
+    let status = view
+        .task
+        .as_ref()
+        .and_then(|t| t.status_message.as_deref())
+        .map(|m| {
+            format!(
+                " Its latest status: {}.",
+                crate::sanitize::sanitize_line(m, 300)
+            )
+        })
+        .unwrap_or_default();
+    let text = format!(
+        "The work is still running as task {} on {}.{status} It was not stopped and will not \
+         run twice: call {} again with the same arguments to get its result when it is done.",
+        task_id.short(),
+        crate::sanitize::sanitize_line(server.as_str(), 120),
+        crate::sanitize::sanitize_line(tool, 120),
+    );
+    json!({
+        "content": [{ "type": "text", "text": text }],
+        "isError": false,
+        "_meta": { "io.taskrail/stillRunning": { "taskId": task_id.as_str() } },
+    })
+}
+
 /// A tool result saying the call did not finish (`isError: true`).
 pub fn unfinished(text: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": true })
@@ -278,6 +312,10 @@ pub fn tombstone(why: Tombstone) -> Outcome {
         Tombstone::Expired => "The task is gone: the server no longer knows it (expired).",
         Tombstone::SessionLost => {
             "The task is gone: the server dropped the session (or process) it ran in."
+        }
+        Tombstone::ProxyLost => {
+            "The call is lost: the taskrail proxy that ran it ended while it was running; the \
+             server may have finished it."
         }
     };
     Outcome::Result(unfinished(text))

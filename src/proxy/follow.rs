@@ -16,7 +16,7 @@ use super::era::{self, Outcome};
 use super::host::Ctx;
 use super::input::Asks;
 use super::rpc_error;
-use crate::engine::EngineCommand;
+use crate::engine::{CancelBy, EngineCommand};
 use crate::mcp::{TaskId, TaskStatus};
 
 /// A waiting host hears of its task at least this often (hosts whose timeouts reset on
@@ -74,20 +74,36 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// Wait for the task's end. `related`: input requests sent to the host name the task (v1
-/// hosts). `progress_from`: the last progress value the host was already sent. `None`: the
-/// host cancelled (the task was sent `tasks/cancel`).
+/// How a wait ended (`None` from [`to_end`]: the host cancelled it).
+pub enum Waited {
+    /// The task ended: what the host gets.
+    Ended(Outcome),
+    /// A 2026-07-28 host is asked for the task's input (an `input_required` result).
+    Asked(Value),
+    /// The task still runs at the deadline given.
+    Running(TaskView),
+}
+
+/// How long a task the proxy starts following may take to show up.
+const VIEW_WAIT: Duration = Duration::from_secs(10);
+
+/// Wait for the task's end. `related`: a v1 host's `tasks/result` (input requests sent to
+/// the host name the task). `progress_from`: the last progress value the host was already
+/// sent. `answer_by`: when to stop waiting for a task still running. `None`: the host
+/// cancelled — the task was sent `tasks/cancel` unless the host only gave up waiting (its
+/// timeout) or this is a `tasks/result` (whose cancel abandons its wait only).
 pub async fn to_end(
     ctx: &Ctx,
     task_id: &TaskId,
     related: bool,
     progress_from: f64,
-) -> Option<Outcome> {
-    let Some(mut rx) = ctx.proxy.board.watch(task_id) else {
-        return Some(Outcome::Error(rpc_error(
+    answer_by: Option<tokio::time::Instant>,
+) -> Option<Waited> {
+    let Some(mut rx) = ctx.proxy.board.watch_soon(task_id, VIEW_WAIT).await else {
+        return Some(Waited::Ended(Outcome::Error(rpc_error(
             -32603,
             "the task is not followed here",
-        )));
+        ))));
     };
     let mut progress = Progress {
         token: ctx.progress_token(),
@@ -110,7 +126,7 @@ pub async fn to_end(
         });
         if let Some(outcome) = ended {
             asks.withdraw_all(ctx, "the task has ended").await;
-            return Some(outcome);
+            return Some(Waited::Ended(outcome));
         }
         if view.task.as_ref().is_some_and(|t| t.status.is_terminal()) && payload_due.is_none() {
             payload_due = Some(tokio::time::Instant::now() + PAYLOAD_WAIT);
@@ -119,14 +135,14 @@ pub async fn to_end(
             && ctx.era == super::era::HostEra::Modern
             && let Some(ask) = super::input::ask_modern(ctx, &view, task_id)
         {
-            return Some(Outcome::Result(ask));
+            return Some(Waited::Asked(ask));
         }
         asks.sync(ctx, &view).await;
         progress.status(ctx, &view).await;
         tokio::select! {
             changed = rx.changed() => {
                 if changed.is_err() {
-                    return Some(Outcome::Error(rpc_error(-32603, "the proxy is stopping")));
+                    return Some(Waited::Ended(Outcome::Error(rpc_error(-32603, "the proxy is stopping"))));
                 }
             }
             _ = beat.tick() => progress.beat(ctx).await,
@@ -142,16 +158,24 @@ pub async fn to_end(
             }
             _ = ctx.cancel.cancelled() => {
                 asks.withdraw_all(ctx, "the call was cancelled").await;
-                ctx.proxy.command(EngineCommand::Cancel {
-                    server: ctx.proxy.server.clone(),
-                    task_id: task_id.clone(),
-                }).await;
+                if !related && !ctx.why.gave_up() {
+                    let host = super::attach::host_name(ctx);
+                    ctx.proxy.command(EngineCommand::Cancel {
+                        server: ctx.proxy.server.clone(),
+                        task_id: task_id.clone(),
+                        by: CancelBy::host(Some(&host), ctx.why.reason()),
+                    }).await;
+                }
                 return None;
+            }
+            _ = sleep_until(answer_by) => {
+                asks.withdraw_all(ctx, "the call was answered: still running").await;
+                return Some(Waited::Running(view));
             }
             _ = sleep_until(payload_due) => {
                 asks.withdraw_all(ctx, "the task has ended").await;
                 let task = view.task.as_ref()?;
-                return Some(era::payload_missing(task));
+                return Some(Waited::Ended(era::payload_missing(task)));
             }
         }
     }

@@ -4,7 +4,12 @@
 //! (progress, list changes, log messages, its own requests for sampling, elicitation or
 //! roots) goes to the host it belongs to.
 //!
-//! Owns: the progress-token and server-request routes. Must not change a result or an
+//! Everything reaches only the host it belongs to: a server request or a log message goes
+//! to the host whose call's reply stream carried it, progress to the host of the token, and
+//! nothing here waits for a host to read (a host that does not read loses its own messages,
+//! see [`Host::notify`]).
+//!
+//! Owns: the progress-token, call and server-request routes. Must not change a result or an
 //! error, and must never send a request upstream twice (a dropped legacy session, where the
 //! server did not process it, is the one exception).
 
@@ -21,7 +26,7 @@ use super::era::{self, HostEra};
 use super::host::{Ctx, Host, Outbound, Reply, takes};
 use super::{Proxy, rpc_error};
 use crate::mcp::jsonrpc::{Incoming, RequestId};
-use crate::mcp::{Era, ErrorObject, McpClient, McpError};
+use crate::mcp::{Era, ErrorObject, McpClient, McpError, Tapped};
 
 /// Where upstream messages about a host's requests go back to.
 #[derive(Default)]
@@ -30,16 +35,94 @@ pub struct Routes {
     progress: Mutex<HashMap<String, TokenRoute>>,
     /// Upstream requests handed to a host, by upstream id.
     asks: Mutex<HashMap<String, HandedOver>>,
+    /// Host requests forwarded upstream and not answered yet, by upstream id.
+    calls: Mutex<HashMap<String, Caller>>,
+}
+
+/// The host a forwarded request came from: where a server request or a notification that
+/// arrives on that request's reply stream goes.
+#[derive(Clone)]
+pub struct Caller {
+    host: Weak<Host>,
+    out: Outbound,
+    /// What the host can answer (none for a 2026-07-28 host: that era has no server
+    /// requests).
+    caps: Value,
+}
+
+impl Caller {
+    /// Resolves when the host's reply stream for the call is gone (the host went away).
+    pub async fn closed(&self) {
+        self.out.closed().await
+    }
+
+    pub fn of(ctx: &Ctx) -> Caller {
+        Caller {
+            host: Arc::downgrade(&ctx.host),
+            out: ctx.out.clone(),
+            caps: if ctx.era == HostEra::Modern {
+                json!({})
+            } else {
+                ctx.caps.clone()
+            },
+        }
+    }
+}
+
+/// A forwarded request's route; removed when dropped.
+pub struct Calling {
+    proxy: Arc<Proxy>,
+    key: String,
+}
+
+impl Drop for Calling {
+    fn drop(&mut self) {
+        self.proxy
+            .routes
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.key);
+    }
+}
+
+/// Remember that upstream request `id` is `caller`'s, while the returned guard lives.
+pub fn calling(proxy: &Arc<Proxy>, id: &RequestId, caller: &Caller) -> Calling {
+    let key = id.to_string();
+    proxy
+        .routes
+        .calls
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key.clone(), caller.clone());
+    Calling {
+        proxy: proxy.clone(),
+        key,
+    }
+}
+
+/// The caller a message carried on `via`'s reply stream belongs to; without `via` (a
+/// transport that cannot tell), the one caller there is, if only one.
+fn caller_of(proxy: &Proxy, via: Option<&RequestId>) -> Option<Caller> {
+    let calls = proxy.routes.calls.lock().unwrap_or_else(|e| e.into_inner());
+    match via {
+        Some(id) => calls.get(&id.to_string()).cloned(),
+        None if calls.len() == 1 => calls.values().next().cloned(),
+        None => None,
+    }
 }
 
 /// An upstream request handed to a host: the host, the stream it went on, the host's id.
 type HandedOver = (Weak<Host>, Outbound, RequestId);
 
 struct TokenRoute {
-    host_token: Value,
+    /// The host's own token (`None`: it gave none, and hears no progress).
+    host_token: Option<Value>,
     out: Outbound,
     /// The last progress value the host was sent for this token.
     last: f64,
+    /// The tracked call the progress also feeds.
+    slot: Option<Weak<super::tracked::Slot>>,
 }
 
 /// An upstream progress token that maps to a host's; the route goes when this is dropped.
@@ -76,6 +159,28 @@ impl Token {
 /// hosts may collide upstream); progress for it goes back to `out` under the host's.
 pub fn map_progress(ctx: &Ctx, params: &mut Value) -> Option<Token> {
     let host_token = ctx.progress_token()?;
+    Some(progress_token(ctx, params, Some(host_token)))
+}
+
+/// [`map_progress`] for a `tools/call`: a token of ours goes upstream whether or not the
+/// host gave one (the call's progress feeds its row on the board).
+pub fn call_progress(ctx: &Ctx, params: &mut Value) -> Token {
+    progress_token(ctx, params, ctx.progress_token())
+}
+
+/// The progress of the call with our token `token` also feeds `slot`.
+pub fn progress_feeds(proxy: &Proxy, token: &str, slot: &Arc<super::tracked::Slot>) {
+    let mut routes = proxy
+        .routes
+        .progress
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = routes.get_mut(token) {
+        r.slot = Some(Arc::downgrade(slot));
+    }
+}
+
+fn progress_token(ctx: &Ctx, params: &mut Value, host_token: Option<Value>) -> Token {
     let n = ctx.proxy.routes.next.fetch_add(1, Ordering::Relaxed);
     let upstream = format!("taskrail-proxy-{n}");
     params["_meta"]["progressToken"] = json!(upstream);
@@ -90,12 +195,13 @@ pub fn map_progress(ctx: &Ctx, params: &mut Value) -> Option<Token> {
                 host_token,
                 out: ctx.out.clone(),
                 last: 0.0,
+                slot: None,
             },
         );
-    Some(Token {
+    Token {
         proxy: ctx.proxy.clone(),
         upstream,
-    })
+    }
 }
 
 /// A 2025-era host's request to a 2026-07-28 upstream carries the host's client info and
@@ -142,14 +248,17 @@ pub fn upstream_error(e: &McpError) -> ErrorObject {
 /// is replaced, and the request (which it did not process) sent once more. `None`: the
 /// host cancelled it (the upstream is told where its transport can be).
 pub async fn send(
+    ctx: &Ctx,
     client: &McpClient,
     method: &str,
     params: Value,
     timeout: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Option<Result<Value, ErrorObject>> {
+    let caller = Caller::of(ctx);
     for attempt in 0..2 {
         let id = client.request_id();
+        let _route = calling(&ctx.proxy, &id, &caller);
         let reply = tokio::select! {
             r = client.forward(&id, method, params.clone(), timeout) => r,
             _ = cancel.cancelled() => {
@@ -187,8 +296,34 @@ pub async fn request(ctx: &Ctx) -> Reply {
         params = client.tasks_declared(params);
     }
     let timeout = Some(ctx.proxy.request_timeout);
-    let reply = send(&client, &ctx.method, params, timeout, &ctx.cancel).await?;
+    let reply = send(ctx, &client, &ctx.method, params, timeout, &ctx.cancel).await?;
+    if ctx.method == "tools/list"
+        && let Ok(listed) = &reply
+    {
+        remember_structured(&ctx.proxy, listed);
+    }
     Some(reply.map(|r| era::shape_result(r, &ctx.era)))
+}
+
+/// Which listed tools declare an output schema (bounded: a host lists a server's tools).
+fn remember_structured(proxy: &Proxy, listed: &Value) {
+    let tools = listed.get("tools").and_then(Value::as_array);
+    let mut kept = proxy
+        .structured_tools
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    for t in tools.into_iter().flatten() {
+        let Some(name) = t.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if t.get("outputSchema").is_some_and(Value::is_object) {
+            if kept.len() < 4096 {
+                kept.insert(name.to_string());
+            }
+        } else {
+            kept.remove(name);
+        }
+    }
 }
 
 /// A host notification for the upstream (e.g. `notifications/roots/list_changed`).
@@ -202,22 +337,28 @@ pub async fn notification(proxy: &Proxy, method: &str, params: Value) {
 }
 
 /// Route what the upstream sends unasked until the proxy stops.
-pub async fn from_upstream(proxy: Weak<Proxy>, mut tap: mpsc::Receiver<Incoming>) {
-    while let Some(msg) = tap.recv().await {
+pub async fn from_upstream(proxy: Weak<Proxy>, mut tap: mpsc::Receiver<Tapped>) {
+    while let Some((msg, via)) = tap.recv().await {
         let Some(proxy) = proxy.upgrade() else { break };
         match msg {
             Incoming::Notification { method, params } => {
-                upstream_notification(&proxy, &method, params).await
+                upstream_notification(&proxy, &method, params, via.as_ref())
             }
             Incoming::Request { id, method, params } => {
-                tokio::spawn(ask_host(proxy, id, method, params));
+                let caller = caller_of(&proxy, via.as_ref());
+                let slot = via
+                    .as_ref()
+                    .and_then(|v| proxy.tracker.by_upstream(v))
+                    .or_else(|| proxy.tracker.only_one());
+                tokio::spawn(ask_host(proxy, caller, slot, id, method, params));
             }
             Incoming::Response { .. } => {}
         }
     }
 }
 
-async fn upstream_notification(proxy: &Proxy, method: &str, mut params: Value) {
+/// Never waits: this loop serves every host.
+fn upstream_notification(proxy: &Proxy, method: &str, mut params: Value, via: Option<&RequestId>) {
     match method {
         "notifications/progress" => {
             let token = match params.get("progressToken") {
@@ -236,12 +377,24 @@ async fn upstream_notification(proxy: &Proxy, method: &str, mut params: Value) {
                     if let Some(p) = progress {
                         r.last = r.last.max(p);
                     }
-                    (r.host_token.clone(), r.out.clone())
+                    (r.host_token.clone(), r.out.clone(), r.slot.clone())
                 })
             };
-            if let Some((host_token, out)) = target {
+            let Some((host_token, out, slot)) = target else {
+                return;
+            };
+            if let (Some(slot), Some(p)) = (slot.and_then(|s| s.upgrade()), progress) {
+                let message = params
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let total = params.get("total").and_then(Value::as_f64);
+                tokio::spawn(async move { slot.progress(message.as_deref(), p, total).await });
+            }
+            if let Some(host_token) = host_token {
                 params["progressToken"] = host_token;
-                let _ = out.send(note(method, params)).await;
+                // A host that does not read its call's stream loses its progress only.
+                let _ = out.try_send(note(method, params));
             }
         }
         "notifications/cancelled" => {
@@ -257,19 +410,33 @@ async fn upstream_notification(proxy: &Proxy, method: &str, mut params: Value) {
             if let Some((host, out, host_id)) = route
                 && let Some(host) = host.upgrade()
             {
-                host.withdraw(&out, &host_id, "cancelled by the server")
-                    .await;
+                tokio::spawn(async move {
+                    host.withdraw(&out, &host_id, "cancelled by the server")
+                        .await;
+                });
+            }
+        }
+        _ if via.is_some() => {
+            // Sent on a request's reply stream: about that request, for its host only.
+            if let Some(caller) = caller_of(proxy, via) {
+                let _ = caller.out.try_send(note(method, params));
+            }
+        }
+        "notifications/message" => {
+            // The session's log: for the hosts that asked for it.
+            let msg = note(method, params);
+            for host in proxy.hosts() {
+                if host.wants_logs.load(std::sync::atomic::Ordering::Relaxed) {
+                    host.notify(msg.clone());
+                }
             }
         }
         _ => {
-            // List changes, resource updates and log messages: every 2025-era session.
+            // List changes and resource updates concern every 2025-era session.
             let msg = note(method, params);
             for host in proxy.hosts() {
-                if host.declared().version.is_none() {
-                    continue;
-                }
-                if let Some(link) = host.link() {
-                    let _ = link.send(msg.clone()).await;
+                if host.declared().version.is_some() {
+                    host.notify(msg.clone());
                 }
             }
         }
@@ -280,23 +447,44 @@ fn note(method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "method": method, "params": params })
 }
 
-/// An upstream request (sampling, elicitation, roots) goes to the host that can take it,
-/// preferring one with a request in flight; its answer goes back upstream.
-async fn ask_host(proxy: Arc<Proxy>, id: RequestId, method: String, params: Value) {
+/// An upstream request (sampling, elicitation, roots) goes to the host whose call it came
+/// on, on that call's stream, when that host can take it; to nobody else. Its answer goes
+/// back upstream.
+async fn ask_host(
+    proxy: Arc<Proxy>,
+    caller: Option<Caller>,
+    slot: Option<Arc<super::tracked::Slot>>,
+    id: RequestId,
+    method: String,
+    params: Value,
+) {
     let Ok(client) = proxy.upstream().await else {
         return;
     };
-    let mut hosts: Vec<Arc<Host>> = proxy
-        .hosts()
-        .into_iter()
-        .filter(|h| takes(&h.declared().capabilities, &method, &params))
-        .collect();
-    hosts.sort_by_key(|h| !h.inflight.busy());
-    let target = hosts.into_iter().find_map(|h| h.link().map(|out| (h, out)));
+    let target = caller
+        .filter(|c| takes(&c.caps, &method, &params) && !c.out.is_closed())
+        .and_then(|c| c.host.upgrade().map(|h| (h, c.out)));
+    let input = matches!(
+        method.as_str(),
+        "elicitation/create" | "sampling/createMessage"
+    );
+    if input
+        && let Some(slot) = slot
+        && slot
+            .server_request(id.clone(), method.clone(), params.clone(), target.clone())
+            .await
+    {
+        // On the board and (when it can take it) with the host: the first answer goes
+        // upstream, through the engine.
+        return;
+    }
     let answer = match target {
         None => Err(rpc_error(
             -32601,
-            format!("{method} is not supported by the client behind this proxy"),
+            format!(
+                "{} is not supported by the client whose call this is",
+                crate::sanitize::sanitize_line(&method, 60)
+            ),
         )),
         Some((host, out)) => match host.ask(&out, &method, params).await {
             None => Err(rpc_error(-32603, "the client went away")),

@@ -6,7 +6,7 @@
 //! (forwarding, calls and tasks do, in their modules).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -36,14 +36,39 @@ pub struct Declared {
 /// The answer to one request the proxy sent the host.
 pub type Answer = Result<Value, ErrorObject>;
 
+/// Who a host is: the pipe's one host (stdio), or the host a listener token names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's host name; `None` for the stdio host (the pipe is its authentication).
+    pub token: Option<String>,
+}
+
+/// Messages to a host's session link dropped in a row (the host does not read) before
+/// the link is ended.
+const MAX_DROPS: u64 = 256;
+
+/// Tasks a host is remembered to own (the oldest are forgotten past this).
+const MAX_CREATED: usize = 4096;
+
+/// Longest `clientInfo` name or version kept.
+const MAX_INFO: usize = 200;
+
+/// Largest declared capabilities kept as given (larger ones keep their kinds only).
+const MAX_CAPS: usize = 16 * 1024;
+
 pub struct Host {
+    pub principal: Principal,
     declared: Mutex<Declared>,
     /// Where messages that belong to no request go (stdout; an HTTP session's GET stream).
     link: Mutex<Option<Outbound>>,
     asks: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     next_ask: AtomicU64,
     pub(super) inflight: Arc<InFlight>,
-    created: Mutex<Vec<TaskId>>,
+    created: Mutex<std::collections::VecDeque<TaskId>>,
+    /// The host asked for log messages (`logging/setLevel`).
+    pub(super) wants_logs: AtomicBool,
+    /// Messages dropped in a row because its link was full.
+    drops: AtomicU64,
 }
 
 /// One host request being served.
@@ -55,6 +80,10 @@ pub struct Ctx {
     pub out: Outbound,
     /// Fires when the host cancels the request.
     pub cancel: CancellationToken,
+    /// Why it did, once it has.
+    pub why: super::cancel::Why,
+    /// When the request came.
+    pub began: std::time::Instant,
     pub era: HostEra,
     /// Who the host says it is (sanitized), shown as who started its tasks.
     pub client_name: Option<String>,
@@ -104,15 +133,90 @@ fn sanitized_name(info: Option<&Value>) -> Option<String> {
         .filter(|n| !n.is_empty())
 }
 
+/// `clientInfo` as kept: name, version and title, each bounded; nothing else.
+fn bounded_info(info: Option<&Value>) -> Value {
+    let Some(info) = info.and_then(Value::as_object) else {
+        return Value::Null;
+    };
+    let mut out = serde_json::Map::new();
+    for key in ["name", "version", "title"] {
+        if let Some(v) = info.get(key).and_then(Value::as_str) {
+            let kept: String = v.chars().take(MAX_INFO).collect();
+            out.insert(key.into(), Value::String(kept));
+        }
+    }
+    Value::Object(out)
+}
+
+/// Declared capabilities as kept: as given when small, else only which kinds were declared.
+fn bounded_caps(caps: Option<&Value>) -> Value {
+    let Some(caps) = caps.and_then(Value::as_object) else {
+        return json!({});
+    };
+    let size = serde_json::to_string(caps).map_or(usize::MAX, |s| s.len());
+    if size <= MAX_CAPS {
+        return Value::Object(caps.clone());
+    }
+    let kinds = ["elicitation", "sampling", "roots", "tasks"];
+    Value::Object(
+        caps.iter()
+            .filter(|(k, v)| kinds.contains(&k.as_str()) && v.is_object())
+            .map(|(k, _)| (k.clone(), json!({})))
+            .collect(),
+    )
+}
+
 impl Host {
-    pub fn new(link: Option<Outbound>) -> Host {
+    pub fn new(link: Option<Outbound>, principal: Principal) -> Host {
         Host {
+            principal,
             declared: Mutex::new(Declared::default()),
             link: Mutex::new(link),
             asks: Mutex::new(HashMap::new()),
             next_ask: AtomicU64::new(1),
             inflight: Arc::new(InFlight::default()),
-            created: Mutex::new(Vec::new()),
+            created: Mutex::new(std::collections::VecDeque::new()),
+            wants_logs: AtomicBool::new(false),
+            drops: AtomicU64::new(0),
+        }
+    }
+
+    /// Who started a task this host asked for: the token's host name on a listener, else
+    /// the name the host gave.
+    pub fn started_by(&self, client_name: Option<&str>) -> Option<String> {
+        self.principal
+            .token
+            .clone()
+            .or_else(|| client_name.map(str::to_string))
+    }
+
+    /// Whether this host may act on `task` (it created it, or was attached to it).
+    pub fn owns(&self, task: &TaskId) -> bool {
+        self.created
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(task)
+    }
+
+    /// Send a message that belongs to no request without waiting: a host whose link is
+    /// full loses it, and one that stays full has its link ended.
+    pub fn notify(&self, msg: Value) {
+        let Some(link) = self.link() else { return };
+        match link.try_send(msg) {
+            Ok(()) => {
+                self.drops.store(0, Ordering::Relaxed);
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                let n = self.drops.fetch_add(1, Ordering::Relaxed) + 1;
+                if n == 1 {
+                    tracing::warn!("a client does not read its stream: dropping its notifications");
+                }
+                if n >= MAX_DROPS {
+                    tracing::warn!("a client read nothing of {n} notifications: ending its stream");
+                    self.set_link(None);
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
         }
     }
 
@@ -126,20 +230,27 @@ impl Host {
     /// What an `initialize` request declares about the host's session.
     fn declare(&self, params: &Value) {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
+        let requested = requested.map(|v| &v[..v.len().min(64)]);
         *self.declared.lock().unwrap_or_else(|e| e.into_inner()) = Declared {
             version: Some(era::negotiate(requested)),
-            client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
+            client_info: bounded_info(params.get("clientInfo")),
             client_name: sanitized_name(params.get("clientInfo")),
-            capabilities: params
-                .get("capabilities")
-                .cloned()
-                .unwrap_or_else(|| json!({})),
+            capabilities: bounded_caps(params.get("capabilities")),
         };
     }
 
     /// Use `out` for messages that belong to no request (an HTTP session's GET stream).
     pub fn set_link(&self, out: Option<Outbound>) {
         *self.link.lock().unwrap_or_else(|e| e.into_inner()) = out;
+    }
+
+    /// Whether the host holds its session link open (an HTTP session's GET stream).
+    pub fn has_open_link(&self) -> bool {
+        self.link
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|l| !l.is_closed())
     }
 
     /// Where a message that belongs to no request goes: the session link, else the reply
@@ -154,7 +265,10 @@ impl Host {
     pub fn created_task(&self, id: TaskId) {
         let mut created = self.created.lock().unwrap_or_else(|e| e.into_inner());
         if !created.contains(&id) {
-            created.push(id);
+            if created.len() >= MAX_CREATED {
+                created.pop_front();
+            }
+            created.push_back(id);
         }
     }
 
@@ -162,7 +276,9 @@ impl Host {
         self.created
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clone()
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Send the host a request on `out`; its answer comes on the receiver.
@@ -237,9 +353,13 @@ impl Host {
                     // Before anything else is served: requests that follow it see the session.
                     self.declare(&params);
                 }
+                if method == "logging/setLevel" {
+                    self.wants_logs.store(true, Ordering::Relaxed);
+                }
                 let serving = self.inflight.begin(&id, out.clone());
-                let cancel = serving.token.clone();
-                let ctx = self.context(proxy.clone(), method, params, out.clone(), cancel);
+                let (cancel, why) = (serving.token.clone(), serving.why.clone());
+                let mut ctx = self.context(proxy.clone(), method, params, out.clone(), cancel);
+                ctx.why = why;
                 proxy.host_declared(&ctx.caps);
                 tokio::spawn(async move {
                     // A host that goes away (its reply stream closed) is not served further;
@@ -316,6 +436,8 @@ impl Host {
             params,
             out,
             cancel,
+            why: Default::default(),
+            began: std::time::Instant::now(),
             era,
             client_name,
             caps,

@@ -219,5 +219,5 @@ pub async fn resume(ctx: &Ctx) -> Option<Reply> {
             tracing::debug!(task = %task_id, "an answer from the client was not taken: {e}");
         }
     }
-    Some(super::call::wait_for(ctx, &task_id, 0.0).await)
+    Some(super::call::wait_for(ctx, &task_id, 0.0, None).await)
 }

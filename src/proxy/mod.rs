@@ -9,6 +9,7 @@
 //! through. Must not decide task facts (the engine does) and must not import the dashboard
 //! layers (`state`, `ui`, `app`).
 
+mod attach;
 mod board;
 mod call;
 mod cancel;
@@ -18,8 +19,11 @@ mod forward;
 mod host;
 mod http;
 mod input;
+mod job;
 mod stdio;
 mod tasks;
+pub mod tokens;
+mod tracked;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -33,14 +37,13 @@ use crate::engine::{
     ServerSpec, TaskId, spawn_engine,
 };
 use crate::ledger::LedgerHandle;
-use crate::mcp::jsonrpc::Incoming;
-use crate::mcp::{ErrorObject, InputSupport, McpClient};
+use crate::mcp::{ErrorObject, InputSupport, McpClient, Tapped};
 
-pub use http::serve_http;
+pub use http::{Listener, serve_http};
 pub use stdio::serve_stdio;
 
 use board::{Ack, Board};
-use host::Host;
+use host::{Host, Principal};
 
 /// What one proxy needs: the upstream (with its config entry's headers), the shared
 /// ledger, and the engine settings.
@@ -48,6 +51,15 @@ pub struct ProxyOptions {
     pub upstream: ServerSpec,
     pub ledger: LedgerHandle,
     pub engine: EngineConfig,
+    /// Answer a waiting host by then with "still running" (see `--answer-within`).
+    pub answer_within: Option<Duration>,
+    /// The same for one host (by the name it is known by), before `answer_within`.
+    pub answer_within_for: std::collections::HashMap<String, Duration>,
+    /// Attach a repeated call to the earlier call's work (off with `--no-reattach`).
+    pub reattach: bool,
+    /// A blocking call still running after this long is tracked as a task of the proxy's
+    /// own (`--track-after`).
+    pub track_after: Duration,
 }
 
 /// The proxy's shared core: the upstream connection, its engine and the board mirroring
@@ -68,6 +80,17 @@ pub struct Proxy {
     resumes: Mutex<std::collections::HashMap<String, crate::mcp::TaskId>>,
     stdio_upstream: bool,
     ledger: LedgerHandle,
+    answer_within: Option<Duration>,
+    answer_within_for: std::collections::HashMap<String, Duration>,
+    reattach: bool,
+    /// The blocking calls hosts wait for here.
+    calls: attach::Calls,
+    /// Calls forwarded upstream, tracked as tasks of our own once they run long.
+    tracker: tracked::Tracker,
+    track_after: Duration,
+    /// Tools whose `tools/list` entry (as hosts saw it through here) has an output schema:
+    /// a host's SDK rejects a plain-text result from them unless it is an error.
+    structured_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A started proxy; [`Running::stop`] ends it.
@@ -90,7 +113,7 @@ pub(crate) fn rpc_error(code: i64, message: impl Into<String>) -> ErrorObject {
 /// taps what the server sends unasked.
 fn sharing_connector(
     current: watch::Sender<Option<Arc<McpClient>>>,
-    tap: mpsc::Sender<Incoming>,
+    tap: mpsc::Sender<Tapped>,
     host_caps: watch::Receiver<Option<Value>>,
     no_push: bool,
 ) -> Connector {
@@ -170,6 +193,10 @@ impl Proxy {
             mut upstream,
             ledger,
             engine,
+            answer_within,
+            answer_within_for,
+            reattach,
+            track_after,
         } = opts;
         let (current_tx, current_rx) = watch::channel(None);
         let (tap_tx, tap_rx) = mpsc::channel(1024);
@@ -209,9 +236,16 @@ impl Proxy {
             resumes: Mutex::new(std::collections::HashMap::new()),
             stdio_upstream,
             ledger,
+            answer_within,
+            answer_within_for,
+            reattach,
+            calls: attach::Calls::default(),
+            tracker: tracked::Tracker::default(),
+            track_after,
+            structured_tools: Mutex::new(std::collections::HashSet::new()),
         });
         let helpers = vec![
-            tokio::spawn(board::run(board, events)),
+            tokio::spawn(engine_events(Arc::downgrade(&proxy), board, events)),
             tokio::spawn(forward::from_upstream(Arc::downgrade(&proxy), tap_rx)),
         ];
         Running {
@@ -256,6 +290,24 @@ impl Proxy {
         )
     }
 
+    /// Calls forwarded upstream that have not ended.
+    pub fn calls_running(&self) -> usize {
+        self.tracker.live()
+    }
+
+    /// Wait until every forwarded call ended, or `limit` passed.
+    pub async fn calls_ended(&self, limit: Duration) -> bool {
+        self.tracker.wait_idle(limit).await
+    }
+
+    /// How long host `name` may wait before it is answered "still running".
+    fn answer_within(&self, name: &str) -> Option<Duration> {
+        self.answer_within_for
+            .get(name)
+            .copied()
+            .or(self.answer_within)
+    }
+
     fn call_id(&self) -> u64 {
         self.next_call.fetch_add(1, Ordering::Relaxed)
     }
@@ -290,12 +342,13 @@ impl Proxy {
         .await
     }
 
-    /// Cancel a task through the engine; the outcome once acknowledged.
-    async fn cancel(&self, task_id: &TaskId) -> Result<(), Failure> {
+    /// Cancel a task through the engine for `by`; the outcome once acknowledged.
+    async fn cancel(&self, task_id: &TaskId, by: crate::engine::CancelBy) -> Result<(), Failure> {
         let mut acks = self.board.acks();
         self.command(EngineCommand::Cancel {
             server: self.server.clone(),
             task_id: task_id.clone(),
+            by,
         })
         .await;
         board::wait_ack(&mut acks, self.request_timeout, |a| match a {
@@ -306,8 +359,8 @@ impl Proxy {
     }
 
     /// Serve a new host session.
-    fn host(&self, link: Option<host::Outbound>) -> Arc<Host> {
-        let host = Arc::new(Host::new(link));
+    fn host(&self, link: Option<host::Outbound>, principal: Principal) -> Arc<Host> {
+        let host = Arc::new(Host::new(link, principal));
         let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         hosts.retain(|h| h.strong_count() > 0);
         hosts.push(Arc::downgrade(&host));
@@ -336,11 +389,14 @@ impl Running {
     /// upstream, whose process ends with the proxy, unfinished tasks become tombstones.
     pub async fn stop(self) {
         let proxy = self.proxy;
+        // Hosts still waiting here are gone with the proxy: their calls stay attachable.
+        attach::abandon_all(&proxy).await;
         proxy.command(EngineCommand::Shutdown).await;
         let _ = tokio::time::timeout(Duration::from_secs(5), self.engine).await;
         if proxy.stdio_upstream {
             proxy.end_stdio_tasks().await;
         }
+        proxy.end_tracked_calls().await;
         for h in self.helpers {
             h.abort();
         }
@@ -348,6 +404,28 @@ impl Running {
 }
 
 impl Proxy {
+    /// Calls tracked here that still run end with the proxy: no other process can learn
+    /// how they end, so they are recorded as lost.
+    async fn end_tracked_calls(&self) {
+        let live = self.tracker.tracked_ids();
+        if live.is_empty() {
+            return;
+        }
+        let (server, n) = (self.server.clone(), live.len());
+        let write = self.ledger.call(move |l| {
+            for id in &live {
+                l.mark_ended(&server, id, crate::ledger::Tombstone::ProxyLost)?;
+            }
+            Ok(())
+        });
+        match write.await {
+            Ok(()) => {
+                tracing::warn!("{n} running call(s) lost: the proxy stopped before they ended")
+            }
+            Err(e) => tracing::warn!("ledger: {e:#}"),
+        }
+    }
+
     /// The tasks of a stdio upstream live in its process, which ends with the proxy:
     /// record the unfinished ones as ended ("session lost").
     async fn end_stdio_tasks(&self) {
@@ -366,6 +444,31 @@ impl Proxy {
         match write.await {
             Ok(()) => tracing::info!("{n} unfinished task(s) ended with the stdio upstream"),
             Err(e) => tracing::warn!("ledger: {e:#}"),
+        }
+    }
+}
+
+/// Fold the engine's events into the board until the engine stops; what someone asks of a
+/// call the proxy tracks goes to the tracker.
+async fn engine_events(
+    proxy: Weak<Proxy>,
+    board: Arc<Board>,
+    mut events: mpsc::Receiver<crate::engine::EngineEvent>,
+) {
+    while let Some(ev) = events.recv().await {
+        match ev {
+            crate::engine::EngineEvent::LocalAsked {
+                task_id,
+                request,
+                ask,
+                ..
+            } => {
+                let Some(proxy) = proxy.upgrade() else { break };
+                tokio::spawn(async move {
+                    proxy.tracker.carry_out(&proxy, task_id, request, ask).await
+                });
+            }
+            other => board.apply(other),
         }
     }
 }

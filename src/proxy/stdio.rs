@@ -37,7 +37,7 @@ where
             }
         }
     });
-    let host = proxy.host(Some(out.clone()));
+    let host = proxy.host(Some(out.clone()), Default::default());
     let read = read_lines(input, MAX_LINE, |line| {
         let (proxy, host, out) = (&proxy, &host, &out);
         async move {

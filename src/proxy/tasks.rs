@@ -1,8 +1,10 @@
 //! Host-side tasks: a host that drives its tasks itself (v1 `tasks/get|result|cancel|list`,
 //! v2 `tasks/get|update|cancel`) is served from the engine's view of each task that passed
 //! through the proxy, in the host's generation; answers and cancels go through the engine,
-//! so the ledger stays current and the dashboard sees them. A task the proxy never saw goes
-//! upstream unchanged.
+//! so the ledger stays current and the dashboard sees them. A task belongs to the host that
+//! created it (or was attached to it): any other host is answered as for an unknown task,
+//! and nothing goes upstream. Only the stdio host (the one host of its pipe) has a task the
+//! proxy never saw sent upstream unchanged.
 //!
 //! Must not poll the upstream itself: the engine follows every task.
 
@@ -25,8 +27,13 @@ pub async fn serve(ctx: &Ctx) -> Reply {
         return Some(Err(rpc_error(-32602, "taskId is required")));
     };
     let task_id = TaskId::new(task_id);
-    let Some(view) = ctx.proxy.board.view(&task_id) else {
-        return super::forward::request(ctx).await;
+    let listener_host = ctx.host.principal.token.is_some();
+    let view = ctx.proxy.board.view(&task_id);
+    let view = match view {
+        Some(v) if ctx.host.owns(&task_id) => v,
+        None if !listener_host => return super::forward::request(ctx).await,
+        // Another host's task, or one this proxy never saw: unknown to this host.
+        _ => return Some(Err(gone())),
     };
     match ctx.method.as_str() {
         "tasks/get" => Some(render(ctx, &view)),
@@ -66,9 +73,14 @@ fn list(ctx: &Ctx) -> Value {
     json!({ "tasks": tasks })
 }
 
-/// v1 `tasks/result`: wait for the end (input requests go to the host meanwhile).
+/// v1 `tasks/result`: wait for the end (input requests go to the host meanwhile); a
+/// cancel of this request abandons the wait only.
 async fn result(ctx: &Ctx, task_id: &TaskId) -> Reply {
-    let outcome = super::follow::to_end(ctx, task_id, true, 0.0).await?;
+    let outcome = match super::follow::to_end(ctx, task_id, true, 0.0, None).await? {
+        super::follow::Waited::Ended(o) => o,
+        super::follow::Waited::Asked(v) => Outcome::Result(v),
+        super::follow::Waited::Running(_) => return None,
+    };
     Some(match outcome {
         Outcome::Result(v) => Ok(era::shape_result(v, &ctx.era)),
         Outcome::Error(e) => Err(e),
@@ -98,7 +110,11 @@ async fn cancel(ctx: &Ctx, task_id: &TaskId, view: &TaskView) -> Result<Value, E
             HostEra::Modern => Ok(ack(ctx)),
         };
     }
-    ctx.proxy.cancel(task_id).await.map_err(|f| failure(&f))?;
+    let by = crate::engine::CancelBy::host(Some(&super::attach::host_name(ctx)), None);
+    ctx.proxy
+        .cancel(task_id, by)
+        .await
+        .map_err(|f| failure(&f))?;
     match ctx.era {
         HostEra::Modern => Ok(ack(ctx)),
         HostEra::Legacy(_) => {

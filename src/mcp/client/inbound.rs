@@ -31,7 +31,8 @@ impl McpClient {
                     Some(ServerPush::Task(_) | ServerPush::Progress { .. })
                 );
                 if !task_news && let Some(tap) = self.tapped() {
-                    let _ = tap.send(Incoming::Notification { method, params }).await;
+                    let msg = Incoming::Notification { method, params };
+                    let _ = tap.send((msg, via.cloned())).await;
                 }
                 push
             }
@@ -109,7 +110,8 @@ impl McpClient {
             _ => true,
         };
         if for_tap && let Some(tap) = self.tapped() {
-            let _ = tap.send(Incoming::Request { id, method, params }).await;
+            let msg = Incoming::Request { id, method, params };
+            let _ = tap.send((msg, via.cloned())).await;
             return None;
         }
         let (reply, push) = match method.as_str() {
@@ -188,7 +190,8 @@ impl McpClient {
             });
         }
         if let Some(tap) = self.tapped() {
-            let _ = tap.send(Incoming::Request { id, method, params }).await;
+            let msg = Incoming::Request { id, method, params };
+            let _ = tap.send((msg, via.cloned())).await;
             return None;
         }
         if sampling && !self.opts.input.sampling {

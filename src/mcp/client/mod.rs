@@ -45,7 +45,7 @@ pub struct McpClient {
     push_tx: mpsc::Sender<ServerPush>,
     untracked_elicitation: Mutex<Option<ElicitationHandler>>,
     /// Where unasked server messages go raw (see [`McpClient::tap`]).
-    tap: Mutex<Option<mpsc::Sender<Incoming>>>,
+    tap: Mutex<Option<mpsc::Sender<Tapped>>>,
     /// Requests the server holds open (sent without a timeout): cancelled on `detach`.
     held: held::Held,
     /// Legacy input requests tied to none of our tasks, until answered.
@@ -64,6 +64,10 @@ pub struct McpClient {
 
 /// Answers an `elicitation/create` that belongs to no task (its params → the result).
 pub type ElicitationHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
+
+/// A message the server sent unasked, for the tap, with the request whose reply stream
+/// carried it (when the transport can tell).
+pub type Tapped = (Incoming, Option<RequestId>);
 
 /// Marks a request in flight under a tag for as long as it lives.
 struct InFlight<'a> {

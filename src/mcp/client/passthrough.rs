@@ -259,16 +259,17 @@ impl McpClient {
         self.transport.send_message(&msg, None).await
     }
 
-    /// Hand every message the server sends unasked to `tap`, raw: notifications (but task
+    /// Hand every message the server sends unasked to `tap`, raw, with the request whose
+    /// reply stream carried it when the transport knows: notifications (but task
     /// status, which the client turns into pushes itself) and server-to-client requests the
     /// client does not answer itself (a task's elicitation stays with the task; `ping` is
     /// answered here). Whoever holds the tap answers those requests with
     /// [`McpClient::respond`].
-    pub fn tap(&self, tap: mpsc::Sender<Incoming>) {
+    pub fn tap(&self, tap: mpsc::Sender<Tapped>) {
         *self.tap.lock().unwrap_or_else(|e| e.into_inner()) = Some(tap);
     }
 
-    pub(super) fn tapped(&self) -> Option<mpsc::Sender<Incoming>> {
+    pub(super) fn tapped(&self) -> Option<mpsc::Sender<Tapped>> {
         self.tap.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
