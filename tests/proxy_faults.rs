@@ -301,7 +301,13 @@ fn an_upstream_that_wants_sign_in_tells_the_host_at_once() {
     let mut proxy = tr.spawn(&["proxy", "up", "--listen", "127.0.0.1:0", "--timeout", "600"]);
     let line = proxy.wait_stderr("serving ", Duration::from_secs(30));
     let url = line.rsplit("serving ").next().unwrap().trim().to_string();
-    let mut host = Host::start(&tr, Sdk::Ts, Via::Url(&url), &["--call", "echo"]);
+    let header = support::hosts::bearer(&support::hosts::token(&tr, "signin-host"));
+    let mut host = Host::start(
+        &tr,
+        Sdk::Ts,
+        Via::Url(&url),
+        &["--header", &header, "--call", "echo"],
+    );
     let error = host.wait("error", LIMIT);
     let message = error["message"].as_str().unwrap_or_default();
     assert!(message.contains("wants a signed-in user"), "{error}");

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::hosts::{Host, Sdk, Via, event, ledger_task, listen, user_with_server};
+use support::hosts::{Host, Sdk, Via, event, ledger_task, listen_as, user_with_server};
 use support::taskrail::Taskrail;
 
 const LIMIT: Duration = Duration::from_secs(90);
@@ -148,12 +148,14 @@ fn python_modern_host_without_tasks_answers_multi_round_trip_input() {
 #[test]
 fn python_http_host_with_tasks_drives_the_task_itself() {
     let tr = user_with_server(fastmcp());
-    let (_proxy, url) = listen(&tr, "up");
+    let listener = listen_as(&tr, "up", &["cursor-http"]);
     let host = Host::start(
         &tr,
         Sdk::Python,
-        Via::Url(&url),
+        Via::Url(&listener.url),
         &[
+            "--header",
+            &listener.header(0),
             "--mode",
             "auto",
             "--tasks",
@@ -176,18 +178,23 @@ fn python_http_host_with_tasks_drives_the_task_itself() {
     );
     assert_eq!(result(&events)["text"], "Hello, Cy!");
     let row = recorded(&tr, "ask_name", "completed");
-    assert_eq!(row["startedBy"], "cursor");
+    assert_eq!(
+        row["startedBy"], "cursor-http",
+        "a listener host is named by its token, not by its clientInfo: {row}"
+    );
 }
 
 #[test]
 fn python_http_legacy_host_against_a_push_server() {
     let tr = user_with_server(tower());
-    let (_proxy, url) = listen(&tr, "up");
+    let listener = listen_as(&tr, "up", &["py-legacy"]);
     let host = Host::start(
         &tr,
         Sdk::Python,
-        Via::Url(&url),
+        Via::Url(&listener.url),
         &[
+            "--header",
+            &listener.header(0),
             "--list",
             "--call",
             "work",
@@ -209,7 +216,8 @@ fn python_http_legacy_host_against_a_push_server() {
             .any(|e| e["event"] == "progress" && e["message"] == "step 1/3"),
         "{events:?}"
     );
-    recorded(&tr, "work", "completed");
+    let row = recorded(&tr, "work", "completed");
+    assert_eq!(row["startedBy"], "py-legacy", "{row}");
 }
 
 #[test]
@@ -292,28 +300,39 @@ fn ts_stdio_host_with_v1_tasks_against_a_push_server() {
 #[test]
 fn ts_http_host_with_v1_tasks_against_a_polling_server() {
     let tr = user_with_server(fastmcp());
-    let (_proxy, url) = listen(&tr, "up");
+    let listener = listen_as(&tr, "up", &["ts-http"]);
     let events = Host::start(
         &tr,
         Sdk::Ts,
-        Via::Url(&url),
-        &["--call", "slow_count", "--args", r#"{"steps":2}"#, "--task"],
+        Via::Url(&listener.url),
+        &[
+            "--header",
+            &listener.header(0),
+            "--call",
+            "slow_count",
+            "--args",
+            r#"{"steps":2}"#,
+            "--task",
+        ],
     )
     .finish(LIMIT);
     assert!(events.iter().any(|e| e["event"] == "task"), "{events:?}");
     assert_eq!(result(&events)["text"], "counted to 2");
-    recorded(&tr, "slow_count", "completed");
+    let row = recorded(&tr, "slow_count", "completed");
+    assert_eq!(row["startedBy"], "ts-http", "{row}");
 }
 
 #[test]
 fn ts_http_blocking_call_to_a_legacy_server_with_input() {
     let tr = user_with_server(everything());
-    let (_proxy, url) = listen(&tr, "up");
+    let listener = listen_as(&tr, "up", &["ts-http"]);
     let events = Host::start(
         &tr,
         Sdk::Ts,
-        Via::Url(&url),
+        Via::Url(&listener.url),
         &[
+            "--header",
+            &listener.header(0),
             "--call",
             "simulate-research-query",
             "--args",
@@ -334,6 +353,7 @@ fn ts_http_blocking_call_to_a_legacy_server_with_input() {
     );
     let row = recorded(&tr, "simulate-research-query", "completed");
     assert_eq!(row["era"], "legacy");
+    assert_eq!(row["startedBy"], "ts-http", "{row}");
 }
 
 #[test]
@@ -365,22 +385,21 @@ fn ts_stdio_host_with_v1_tasks_against_a_legacy_server() {
 
 /// Resources, prompts, completion, ping and logging go through both ways, and the server's
 /// own sampling request reaches the host that declared sampling.
-fn the_whole_surface(via: Via<'_>, tr: &Taskrail) {
-    let events = Host::start(
-        tr,
-        Sdk::Ts,
-        via,
-        &[
-            "--surface",
-            "--sample",
-            "a haiku about tides",
-            "--call",
-            "trigger-sampling-request",
-            "--args",
-            r#"{"prompt":"tides"}"#,
-        ],
-    )
-    .finish(LIMIT);
+fn the_whole_surface(via: Via<'_>, tr: &Taskrail, header: Option<&str>) {
+    let mut args = vec![];
+    if let Some(h) = header {
+        args.extend(["--header", h]);
+    }
+    args.extend([
+        "--surface",
+        "--sample",
+        "a haiku about tides",
+        "--call",
+        "trigger-sampling-request",
+        "--args",
+        r#"{"prompt":"tides"}"#,
+    ]);
+    let events = Host::start(tr, Sdk::Ts, via, &args).finish(LIMIT);
     assert!(events.iter().any(|e| e["event"] == "pong"), "{events:?}");
     let res = event(&events, "resource");
     assert!(
@@ -418,14 +437,14 @@ fn the_whole_surface(via: Via<'_>, tr: &Taskrail) {
 #[test]
 fn ts_stdio_host_reaches_the_whole_surface_of_a_legacy_server() {
     let tr = user_with_server(everything());
-    the_whole_surface(Via::Stdio("up"), &tr);
+    the_whole_surface(Via::Stdio("up"), &tr, None);
 }
 
 #[test]
 fn ts_http_host_reaches_the_whole_surface_of_a_legacy_server() {
     let tr = user_with_server(everything());
-    let (_proxy, url) = listen(&tr, "up");
-    the_whole_surface(Via::Url(&url), &tr);
+    let listener = listen_as(&tr, "up", &["ts-http"]);
+    the_whole_surface(Via::Url(&listener.url), &tr, Some(&listener.header(0)));
 }
 
 #[test]

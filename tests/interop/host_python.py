@@ -18,6 +18,8 @@ tools, makes one `tools/call` and reports what happened as JSON lines on stdout:
 and speaks 2026-07-28 when the server answers it. --tasks declares the tasks extension
 (fastmcp-tasks' client half, which then polls tasks/get and answers with tasks/update).
 Without --elicit the host declares no elicitation. --cancel-after S cancels the call.
+--header 'Name: value' (repeatable) sends a header with every HTTP request (e.g. the
+listener's `Authorization: Bearer TOKEN`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import argparse
 import json
 import os
 import sys
+
+import contextlib
 
 import anyio
 import mcp_types as types
@@ -59,6 +63,18 @@ async def run(a: argparse.Namespace) -> int:
     if a.stdio:
         argv = json.loads(a.stdio)
         server = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+    elif a.header:
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {}
+        for h in a.header:
+            name, sep, value = h.partition(":")
+            if not sep or not name.strip():
+                raise SystemExit(f"--header wants 'Name: value', got {h!r}")
+            headers[name.strip()] = value.strip()
+        http = create_mcp_http_client(headers=headers)
+        server = streamable_http_client(a.url, http_client=http)
     else:
         server = a.url
     extensions = []
@@ -75,7 +91,11 @@ async def run(a: argparse.Namespace) -> int:
         read_timeout_seconds=a.timeout,
         cache=None,
     )
-    async with client:
+    async with contextlib.AsyncExitStack() as stack:
+        if a.header and not a.stdio:
+            # The SDK leaves a client it was given to its owner.
+            await stack.enter_async_context(http)
+        await stack.enter_async_context(client)
         info = client.server_info
         emit(
             event="connected",
@@ -133,6 +153,7 @@ def main() -> None:
     p.add_argument("--call", help="tool to call")
     p.add_argument("--args", default="{}", help="JSON arguments")
     p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--header", action="append", default=[], help="'Name: value' on every HTTP request")
     a = p.parse_args()
     sys.exit(anyio.run(run, a))
 

@@ -15,6 +15,14 @@
 // declares sampling and answers every sampling request with TEXT. --surface exercises the
 // rest of the protocol against server-everything first: ping, resources, prompts,
 // completion, logging (a `log` event once a notifications/message arrives).
+//
+// --header 'Name: value' (repeatable) sends a header with every HTTP request (e.g. the
+// listener's `Authorization: Bearer TOKEN`). --timeout-ms N is the request timeout the way
+// most hosts set it: N ms, no resetTimeoutOnProgress, no onprogress (so no progressToken);
+// when it fires the SDK sends notifications/cancelled with reason
+// "McpError: MCP error -32001: Request timed out". --attempts N calls again after each
+// error (an agent's retry), up to N calls, with one `attempt` event per call:
+// {n, ok, code, message, text}.
 "use strict";
 
 const path = require("path");
@@ -38,7 +46,7 @@ function emit(fields) {
 }
 
 function parseArgs(argv) {
-  const out = { args: "{}", name: "ts-host", timeout: 120 };
+  const out = { args: "{}", name: "ts-host", timeout: 120, headers: {}, attempts: 1 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i];
@@ -55,6 +63,13 @@ function parseArgs(argv) {
     else if (a === "--list") out.list = true;
     else if (a === "--sample") out.sample = next();
     else if (a === "--surface") out.surface = true;
+    else if (a === "--header") {
+      const h = next();
+      const colon = h.indexOf(":");
+      if (colon <= 0) throw new Error(`--header wants 'Name: value', got ${h}`);
+      out.headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
+    } else if (a === "--timeout-ms") out.timeoutMs = Number(next());
+    else if (a === "--attempts") out.attempts = Math.max(1, Number(next()));
     else throw new Error(`unknown argument ${a}`);
   }
   return out;
@@ -108,7 +123,7 @@ async function main() {
   }
   const transport = a.stdio
     ? new StdioClientTransport({ command: a.stdio[0], args: a.stdio.slice(1), env: process.env, stderr: "inherit" })
-    : new StreamableHTTPClientTransport(new URL(a.url));
+    : new StreamableHTTPClientTransport(new URL(a.url), { requestInit: { headers: a.headers } });
   try {
     await client.connect(transport);
   } catch (e) {
@@ -132,41 +147,64 @@ async function main() {
   if (a.cancelAfter !== undefined) {
     timer = setTimeout(() => controller.abort("cancelled by the test host"), a.cancelAfter * 1000);
   }
-  const options = {
-    signal: controller.signal,
-    timeout: a.timeout * 1000,
-    resetTimeoutOnProgress: true,
-  };
-  if (a.progress) {
-    options.onprogress = (p) => emit({ event: "progress", progress: p.progress, message: p.message ?? null });
-  }
-  try {
-    if (a.task) {
-      const stream = client.experimental.tasks.callToolStream(
-        { name: a.call, arguments: JSON.parse(a.args) },
-        CallToolResultSchema,
-        { ...options, task: { ttl: 600000 } },
-      );
-      for await (const message of stream) {
-        if (message.type === "taskCreated") emit({ event: "task", status: message.task.status });
-        else if (message.type === "taskStatus") emit({ event: "status", status: message.task.status });
-        else if (message.type === "result")
-          emit({ event: "result", isError: !!message.result.isError, text: textOf(message.result) });
-        else if (message.type === "error") {
-          if (controller.signal.aborted) emit({ event: "cancelled" });
-          else emit({ event: "error", code: message.error.code, message: message.error.message });
-        }
-      }
-    } else {
-      const result = await client.callTool({ name: a.call, arguments: JSON.parse(a.args) }, CallToolResultSchema, options);
-      emit({ event: "result", isError: !!result.isError, text: textOf(result), structured: result.structuredContent ?? null });
+  const options = { signal: controller.signal };
+  if (a.timeoutMs !== undefined) {
+    // As most hosts do: a fixed timeout, no progress, nothing that extends it.
+    options.timeout = a.timeoutMs;
+  } else {
+    options.timeout = a.timeout * 1000;
+    options.resetTimeoutOnProgress = true;
+    if (a.progress) {
+      options.onprogress = (p) => emit({ event: "progress", progress: p.progress, message: p.message ?? null });
     }
-  } catch (e) {
-    if (controller.signal.aborted) {
-      emit({ event: "cancelled" });
-      // Let the cancellation notification leave before the connection closes.
-      await new Promise((r) => setTimeout(r, 1000));
-    } else emit({ event: "error", code: e.code ?? null, message: String(e.message || e) });
+  }
+  for (let n = 1; n <= a.attempts; n++) {
+    try {
+      if (a.task) {
+        const stream = client.experimental.tasks.callToolStream(
+          { name: a.call, arguments: JSON.parse(a.args) },
+          CallToolResultSchema,
+          { ...options, task: { ttl: 600000 } },
+        );
+        let failed = null;
+        for await (const message of stream) {
+          if (message.type === "taskCreated") emit({ event: "task", status: message.task.status, taskId: message.task.taskId });
+          else if (message.type === "taskStatus") emit({ event: "status", status: message.task.status });
+          else if (message.type === "result")
+            emit({ event: "result", isError: !!message.result.isError, text: textOf(message.result) });
+          else if (message.type === "error") {
+            if (controller.signal.aborted) emit({ event: "cancelled" });
+            else {
+              failed = message.error;
+              emit({ event: "error", code: message.error.code, message: message.error.message });
+            }
+          }
+        }
+        if (a.attempts > 1)
+          emit({ event: "attempt", n, ok: !failed, code: failed ? failed.code ?? null : null, message: failed ? String(failed.message) : null, text: null });
+        if (!failed || controller.signal.aborted) break;
+      } else {
+        const result = await client.callTool({ name: a.call, arguments: JSON.parse(a.args) }, CallToolResultSchema, options);
+        if (a.attempts > 1) emit({ event: "attempt", n, ok: true, code: null, message: null, text: textOf(result) });
+        emit({ event: "result", isError: !!result.isError, text: textOf(result), structured: result.structuredContent ?? null });
+        break;
+      }
+    } catch (e) {
+      if (controller.signal.aborted) {
+        emit({ event: "cancelled" });
+        // Let the cancellation notification leave before the connection closes.
+        await new Promise((r) => setTimeout(r, 1000));
+        break;
+      }
+      const code = e.code ?? null;
+      const message = String(e.message || e);
+      if (a.attempts > 1) emit({ event: "attempt", n, ok: false, code, message, text: null });
+      if (n === a.attempts) emit({ event: "error", code, message });
+      else {
+        // Let the cancellation notification of the timed-out call leave first.
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
   }
   clearTimeout(timer);
   await client.close();
