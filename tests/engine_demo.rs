@@ -253,7 +253,7 @@ async fn two_hundred_tasks_survive_dropped_streams_and_each_input_is_prompted_on
         let task = &seen.finals[id];
         match *tool {
             "render_report" => assert_eq!(task.status, TaskStatus::Completed),
-            "lint" => assert!(task.status == TaskStatus::Completed && task.is_tool_error()),
+            "lint" => assert!(task.status == TaskStatus::Completed && task.result_is_error()),
             "flaky_job" => assert!(task.status == TaskStatus::Failed && task.error.is_some()),
             _ => {
                 assert_eq!(task.status, TaskStatus::Completed);
@@ -530,7 +530,7 @@ async fn legacy_tasks_are_answered_and_cancelled_through_the_engine() {
     assert_eq!(seen.finals[&seen.calls[&2]].status, TaskStatus::Cancelled);
     let lint = &seen.finals[&seen.calls[&3]];
     assert!(
-        lint.status == TaskStatus::Failed && lint.is_tool_error(),
+        lint.status == TaskStatus::Failed && lint.result_is_error(),
         "legacy reports a tool error as failed with the result"
     );
 }

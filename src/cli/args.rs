@@ -17,6 +17,19 @@ pub mod exit {
     /// The server wants a signed-in user (`taskrail auth login SERVER`).
     pub const SIGN_IN: u8 = 7;
     pub const INTERRUPTED: u8 = 130;
+
+    /// The exit code for a task's outcome; a task still running exits as completed (the
+    /// command only reported it).
+    pub fn of(outcome: Option<crate::mcp::Outcome>) -> u8 {
+        use crate::mcp::Outcome;
+        match outcome {
+            None | Some(Outcome::Completed) => COMPLETED,
+            Some(Outcome::ToolError) => TOOL_ERROR,
+            Some(Outcome::Failed) => FAILED,
+            Some(Outcome::Cancelled) => CANCELLED,
+            Some(Outcome::Gone) => UNKNOWN_TASK,
+        }
+    }
 }
 
 /// Task ids, keys and tool names are never empty (an empty one is a usage error).

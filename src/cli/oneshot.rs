@@ -15,7 +15,7 @@ use super::task_ref::TaskRef;
 use super::{Context, fail};
 use crate::engine::ServerSpec;
 use crate::ledger::{EventKind, TaskRecord};
-use crate::mcp::{Era, McpClient, McpError, TaskId, TaskStatus};
+use crate::mcp::{Era, McpClient, McpError, TaskId};
 use crate::sanitize::sanitize_line;
 
 fn error_exit(e: &McpError) -> u8 {
@@ -99,14 +99,7 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
                     .map(|_| ())
             })
             .await;
-            let code = match task.status {
-                TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => {
-                    exit::TOOL_ERROR
-                }
-                TaskStatus::Failed => exit::FAILED,
-                TaskStatus::Cancelled => exit::CANCELLED,
-                _ => exit::COMPLETED,
-            };
+            let code = exit::of(crate::mcp::outcome(Some(&task), false));
             finish(&(crate::sanitize::json_pretty(&task) + "\n"), code)
         }
         Err(e) => {

@@ -236,7 +236,7 @@ pub fn status_line(task: &Task) -> String {
         s.push_str(": ");
         s.push_str(&sanitize_line(m, 200));
     }
-    if task.is_tool_error() {
+    if crate::mcp::outcome(Some(task), false) == Some(crate::mcp::Outcome::ToolError) {
         s.push_str(" (tool reported an error)");
     }
     s

@@ -163,7 +163,7 @@ impl TrackedTask {
 
     /// Followed at all: not finished and not a tombstone.
     pub fn live(&self) -> bool {
-        !self.terminal && !self.expired
+        !crate::mcp::is_finished(self.last.as_deref(), self.terminal || self.expired)
     }
 }
 

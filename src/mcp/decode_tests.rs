@@ -110,10 +110,10 @@ fn the_five_tasks_get_variants() {
     let done = base(
         json!({ "status": "completed", "result": { "content": [{ "type": "text", "text": "Hello, Luca!" }], "isError": false } }),
     );
-    assert!(done.result.is_some() && !done.is_tool_error());
+    assert!(done.result.is_some() && !done.result_is_error());
     let tool_error =
         base(json!({ "status": "completed", "result": { "content": [], "isError": true } }));
-    assert!(tool_error.is_tool_error());
+    assert!(tool_error.result_is_error());
     let failed = base(
         json!({ "status": "failed", "statusMessage": "Tool execution failed: API rate limit exceeded",
         "error": { "code": -32603, "message": "API rate limit exceeded" } }),

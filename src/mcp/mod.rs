@@ -34,5 +34,5 @@ pub use endpoint::{ConnectOptions, Endpoint};
 pub use error::McpError;
 pub use input::{InputKind, Needs};
 pub use push::{ServerPush, Subscription, SubscriptionEvent};
-pub use task_rules::{Verdict, judge, parse_time};
+pub use task_rules::{Outcome, Verdict, is_finished, judge, outcome, parse_time};
 pub use types::*;

@@ -1,12 +1,13 @@
-//! The rules every task snapshot passes, wherever it is folded in (engine, ledger, board):
-//! the one timestamp parser, and the acceptance rule — the first terminal state wins, and a
-//! snapshot older by `lastUpdatedAt` never replaces a newer one.
+//! The rules every task snapshot passes, wherever it is folded in (engine, ledger, board,
+//! CLI, proxy): the one timestamp parser; the acceptance rule — the first terminal state
+//! wins, and a snapshot older by `lastUpdatedAt` never replaces a newer one; whether a task
+//! is finished; and how it ended ([`Outcome`]).
 //!
 //! Pure: no I/O, no clock reads.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
-use super::types::Task;
+use super::types::{Task, TaskStatus};
 
 /// Parse a server's ISO 8601 timestamp leniently (RFC 3339, a space for `T`, no zone = UTC,
 /// a bare date); `None` instead of an error for anything odd.
@@ -83,6 +84,44 @@ pub fn judge(known: Option<&Task>, known_terminal: bool, next: &Task) -> Verdict
     }
 }
 
+/// Nothing more will happen to the task: its last snapshot is terminal, or it is already
+/// known to be over (`ended`: recorded terminal, or a tombstone: expired, session or proxy
+/// lost) even without a snapshot at hand.
+pub fn is_finished(last: Option<&Task>, ended: bool) -> bool {
+    ended || last.is_some_and(|t| t.status.is_terminal())
+}
+
+/// How a finished task ended: the one answer the board, the CLI's exit codes and the proxy
+/// all give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Completed,
+    /// The tool ran and reported an error (`isError: true` in its result).
+    ToolError,
+    /// The call itself failed (a JSON-RPC error, or the server's `failed` without a tool
+    /// result).
+    Failed,
+    Cancelled,
+    /// It ended without a terminal state: expired, or its session or proxy was lost.
+    Gone,
+}
+
+/// The outcome of a task whose last snapshot is `last` and which is tombstoned when
+/// `gone`; `None` while it runs. A result with `isError: true` is a tool error whether the
+/// server ended it `completed` (2026-07-28) or `failed` (legacy servers end a tool error
+/// `failed` with the tool result as payload).
+pub fn outcome(last: Option<&Task>, gone: bool) -> Option<Outcome> {
+    let Some(task) = last.filter(|t| t.status.is_terminal()) else {
+        return gone.then_some(Outcome::Gone);
+    };
+    Some(match task.status {
+        TaskStatus::Completed | TaskStatus::Failed if task.result_is_error() => Outcome::ToolError,
+        TaskStatus::Completed => Outcome::Completed,
+        TaskStatus::Cancelled => Outcome::Cancelled,
+        _ => Outcome::Failed,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +185,54 @@ mod tests {
             judge(Some(&newer), false, &at("working", "not a time")),
             Verdict::Accept
         );
+    }
+
+    #[test]
+    fn a_tool_error_is_one_whether_the_server_ends_it_completed_or_failed() {
+        let of = |v| outcome(Some(&task(v)), false);
+        let err = json!({"content": [], "isError": true});
+        assert_eq!(
+            of(json!({"taskId":"a","status":"completed","result":err})),
+            Some(Outcome::ToolError)
+        );
+        assert_eq!(
+            of(json!({"taskId":"a","status":"failed","result":err})),
+            Some(Outcome::ToolError)
+        );
+        assert_eq!(
+            of(json!({"taskId":"a","status":"completed","result":{"content":[]}})),
+            Some(Outcome::Completed)
+        );
+        assert_eq!(
+            of(json!({"taskId":"a","status":"failed"})),
+            Some(Outcome::Failed)
+        );
+        assert_eq!(
+            of(json!({"taskId":"a","status":"completed","result":{"isError":"true"}})),
+            Some(Outcome::Completed)
+        );
+        assert_eq!(
+            of(json!({"taskId":"a","status":"cancelled"})),
+            Some(Outcome::Cancelled)
+        );
+        assert_eq!(of(json!({"taskId":"a","status":"working"})), None);
+        let working = task(json!({"taskId":"a","status":"working"}));
+        assert_eq!(outcome(Some(&working), true), Some(Outcome::Gone));
+        assert_eq!(outcome(None, true), Some(Outcome::Gone));
+        assert_eq!(outcome(None, false), None);
+        // A terminal snapshot wins over a tombstone: it says how the task ended.
+        let done = task(json!({"taskId":"a","status":"completed"}));
+        assert_eq!(outcome(Some(&done), true), Some(Outcome::Completed));
+    }
+
+    #[test]
+    fn finished_means_terminal_or_known_over() {
+        let working = task(json!({"taskId":"a","status":"working"}));
+        let done = task(json!({"taskId":"a","status":"failed"}));
+        assert!(!is_finished(Some(&working), false));
+        assert!(is_finished(Some(&working), true));
+        assert!(is_finished(Some(&done), false));
+        assert!(is_finished(None, true));
+        assert!(!is_finished(None, false));
     }
 }

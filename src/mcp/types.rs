@@ -188,14 +188,17 @@ impl<R> TaskOf<R> {
     }
 }
 
+/// A tool result (`CallToolResult`) that says `isError: true` (a JSON `true`; `"true"`
+/// or a nested flag does not count).
+pub fn is_error_result(result: &Value) -> bool {
+    result.get("isError").and_then(Value::as_bool) == Some(true)
+}
+
 impl Task {
-    /// Its result says `isError: true` (a tool error, whatever the status).
+    /// Its result says `isError: true`. Whether that makes the task a tool error is
+    /// [`crate::mcp::outcome`]'s to say.
     pub fn result_is_error(&self) -> bool {
-        self.result
-            .as_ref()
-            .and_then(|r| r.get("isError"))
-            .and_then(Value::as_bool)
-            == Some(true)
+        self.result.as_deref().is_some_and(is_error_result)
     }
 
     /// Decode a task from any of its wire shapes: v2 flat (`ttlMs`), v1 flat (`ttl`),
@@ -256,15 +259,6 @@ impl Task {
             error,
             more_input_requests,
         })
-    }
-
-    /// True when the tool result says `isError: true`.
-    pub fn is_tool_error(&self) -> bool {
-        self.result
-            .as_ref()
-            .and_then(|r| r.get("isError"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
     }
 
     /// Snapshot equality ignoring `lastUpdatedAt` (some servers bump it on every read).

@@ -29,7 +29,7 @@ pub struct TaskView {
 impl TaskView {
     /// Finished: terminal or a tombstone.
     pub fn finished(&self) -> bool {
-        self.end.is_some() || self.task.as_ref().is_some_and(|t| t.status.is_terminal())
+        crate::mcp::is_finished(self.task.as_ref(), self.end.is_some())
     }
 }
 

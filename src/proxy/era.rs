@@ -137,7 +137,7 @@ fn now() -> String {
 
 /// A task as v1 (2025-11-25) writes it: `ttl`/`pollInterval`, and a tool error is `failed`.
 pub fn task_v1(task: &Task) -> Value {
-    let status = if task.is_tool_error() {
+    let status = if crate::mcp::outcome(Some(task), false) == Some(crate::mcp::Outcome::ToolError) {
         "failed"
     } else {
         task.status.as_str()

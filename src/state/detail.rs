@@ -229,7 +229,7 @@ fn phase_text(row: &TaskRow) -> String {
     match row.phase() {
         Phase::Unknown => "unknown (no snapshot yet)".to_string(),
         Phase::Live(s) | Phase::Done(s) => s.as_str().to_string(),
-        Phase::ToolError => "completed with a tool error (isError: true)".to_string(),
+        Phase::ToolError => "ended with a tool error (isError: true)".to_string(),
         Phase::CancelRequested { acked: true } => "cancel requested".to_string(),
         Phase::CancelRequested { acked: false } => "cancel sending".to_string(),
         Phase::EndedAnyway(s) => format!("{} anyway (cancel was requested)", s.as_str()),

@@ -129,14 +129,17 @@ impl TaskRow {
 
     /// Finished, or a tombstone: nothing more will happen to it.
     pub fn is_over(&self) -> bool {
-        self.expired || self.is_terminal()
+        crate::mcp::is_finished(self.task.as_ref(), self.expired)
     }
 
-    /// Completed with a result that has `isError: true`.
+    /// How it ended (`None` while it runs).
+    pub fn outcome(&self) -> Option<crate::mcp::Outcome> {
+        crate::mcp::outcome(self.task.as_ref(), self.expired)
+    }
+
+    /// Ended with a result that has `isError: true` ([`crate::mcp::outcome`]).
     pub fn tool_error(&self) -> bool {
-        self.task
-            .as_ref()
-            .is_some_and(|t| t.status == TaskStatus::Completed && t.result_is_error())
+        self.outcome() == Some(crate::mcp::Outcome::ToolError)
     }
 
     /// Why the task failed, in one sanitized line: the JSON-RPC error (message and

@@ -398,3 +398,24 @@ fn a_completed_task_with_is_error_is_a_tool_error() {
     run(&mut s, vec![updated(bad)]);
     assert_eq!(s.tasks[&tk("t1")].phase(), Phase::ToolError);
 }
+
+#[test]
+fn a_legacy_tool_error_ended_failed_is_a_tool_error_on_the_board_as_in_the_exit_code() {
+    // Legacy servers end a tool error `failed` with the tool result as payload; the CLI's
+    // exit code said "tool error" while the board said "failed".
+    let mut s = fresh();
+    let mut bad = task("t1", TaskStatus::Failed);
+    bad.result = Some(Box::new(
+        json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}),
+    ));
+    run(&mut s, vec![updated(bad.clone())]);
+    let row = &s.tasks[&tk("t1")];
+    assert_eq!(row.phase(), Phase::ToolError);
+    assert_eq!(row.failure_reason().as_deref(), Some("no such file"));
+    assert_eq!(
+        crate::mcp::outcome(Some(&bad), false),
+        Some(crate::mcp::Outcome::ToolError)
+    );
+    let count = |tab: Tab| s.board.tab_counts[Tab::ALL.iter().position(|t| *t == tab).unwrap()];
+    assert_eq!((count(Tab::Done), count(Tab::Failed)), (0, 1));
+}

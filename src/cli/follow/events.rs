@@ -93,11 +93,7 @@ impl Follower {
                     }
                     CallResult::Plain { result } => {
                         self.emit(&result);
-                        let is_error = result
-                            .get("isError")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false);
-                        self.plain_exit = Some(if is_error {
+                        self.plain_exit = Some(if crate::mcp::is_error_result(&result) {
                             exit::TOOL_ERROR
                         } else {
                             exit::COMPLETED

@@ -66,14 +66,7 @@ pub struct Follower {
 }
 
 fn exit_code(task: &Task) -> u8 {
-    match task.status {
-        // Legacy servers end a tool error `failed` with the tool result as payload.
-        TaskStatus::Completed | TaskStatus::Failed if task.is_tool_error() => exit::TOOL_ERROR,
-        TaskStatus::Completed => exit::COMPLETED,
-        TaskStatus::Failed => exit::FAILED,
-        TaskStatus::Cancelled => exit::CANCELLED,
-        _ => exit::COMPLETED,
-    }
+    exit::of(crate::mcp::outcome(Some(task), false))
 }
 
 fn print_json(v: &Value) -> Result<(), Closed> {

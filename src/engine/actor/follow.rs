@@ -13,16 +13,12 @@ const RESUME_CHUNK: usize = 256;
 
 /// The ledger holds a terminal state for the task.
 fn terminal(rec: &TaskRecord) -> bool {
-    rec.terminal
-        || rec
-            .snapshot
-            .as_ref()
-            .is_some_and(|s| s.status.is_terminal())
+    crate::mcp::is_finished(rec.snapshot.as_ref(), rec.terminal)
 }
 
 /// Nothing more will happen to the task: terminal, or a tombstone.
 fn finished(rec: &TaskRecord) -> bool {
-    terminal(rec) || rec.expired
+    crate::mcp::is_finished(rec.snapshot.as_ref(), rec.terminal || rec.expired)
 }
 
 impl ServerActor {
