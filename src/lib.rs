@@ -17,6 +17,7 @@ pub mod ids;
 pub mod launch;
 pub mod ledger;
 pub mod mcp;
+pub mod paths;
 pub mod prompt;
 pub mod proxy;
 pub mod sanitize;

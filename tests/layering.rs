@@ -11,12 +11,17 @@ use std::path::{Path, PathBuf};
 /// terminal crates.
 const LAYERS: &[(&str, &[&str], bool)] = &[
     ("sanitize", &[], false),
+    ("paths", &[], false),
     ("ids", &["sanitize"], false),
-    ("mcp", &["ids", "sanitize"], false),
+    ("mcp", &["ids", "sanitize", "paths"], false),
     ("ledger", &["ids", "sanitize", "mcp"], false),
     ("engine", &["ids", "sanitize", "mcp", "ledger"], false),
     ("state", &["ids", "sanitize", "mcp", "engine"], false),
-    ("config", &["ids", "sanitize", "mcp", "state"], false),
+    (
+        "config",
+        &["ids", "sanitize", "paths", "mcp", "state"],
+        false,
+    ),
     ("ui", &["ids", "sanitize", "state", "config"], true),
     ("launch", &[], false),
     (
@@ -33,7 +38,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ),
     (
         "proxy",
-        &["ids", "sanitize", "mcp", "engine", "ledger"],
+        &["ids", "sanitize", "paths", "mcp", "engine", "ledger"],
         false,
     ),
     ("demo", &[], false),
@@ -47,8 +52,8 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     (
         "cli",
         &[
-            "ids", "sanitize", "mcp", "ledger", "engine", "state", "config", "ui", "app", "demo",
-            "bench", "proxy", "prompt",
+            "ids", "sanitize", "paths", "mcp", "ledger", "engine", "state", "config", "ui", "app",
+            "demo", "bench", "proxy", "prompt",
         ],
         false,
     ),

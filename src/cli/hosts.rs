@@ -224,11 +224,7 @@ fn proxy(ctx: &Context) -> Result<Proxy, u8> {
             exit::USAGE,
         )
     })?;
-    let db = match &ctx.global.db {
-        Some(p) => p.clone(),
-        None => crate::ledger::Ledger::default_path()
-            .map_err(|e| fail(&format!("ledger location: {e:#}"), exit::USAGE))?,
-    };
+    let db = ctx.ledger_path()?;
     let db = std::path::absolute(&db).unwrap_or(db);
     let text = |p: &Path, what: &str| {
         p.to_str()

@@ -12,11 +12,10 @@ const LOG_QUEUE_LINES: usize = 4_096;
 pub(super) fn init_logging(
     global: &GlobalArgs,
 ) -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    let data_dir =
-        directories::ProjectDirs::from("", "", "taskrail").map(|d| d.data_dir().to_path_buf());
+    let data_dir = crate::paths::data_dir();
     let path = match &global.log_file {
         Some(p) => p.clone(),
-        None => data_dir.as_ref()?.join("taskrail.log"),
+        None => crate::paths::log_file()?,
     };
     let dir = path.parent()?;
     let file = open_private(dir, &path, data_dir.as_deref() == Some(dir)).ok()?;

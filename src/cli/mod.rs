@@ -159,8 +159,8 @@ impl Context {
     pub fn ledger_path(&self) -> Result<std::path::PathBuf, u8> {
         match &self.global.db {
             Some(p) => Ok(p.clone()),
-            None => Ledger::default_path()
-                .map_err(|e| fail(&format!("ledger location: {e:#}"), exit::CONNECTION)),
+            None => crate::paths::ledger()
+                .map_err(|e| fail(&format!("ledger location: {e}"), exit::CONNECTION)),
         }
     }
 

@@ -200,8 +200,7 @@ pub struct Config {
 impl Config {
     /// The default location: `config.toml` in the user's config dir.
     pub fn default_path() -> Option<PathBuf> {
-        directories::ProjectDirs::from("", "", "taskrail")
-            .map(|d| d.config_dir().join("config.toml"))
+        crate::paths::config_file()
     }
 
     /// Load `explicit` (must exist), else the default file if there is one.

@@ -12,11 +12,7 @@ use anyhow::Context;
 
 /// The token file, next to the ledger file at `ledger`.
 pub fn file_for(ledger: &Path) -> PathBuf {
-    ledger
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."))
-        .join("proxy-tokens.json")
+    crate::paths::proxy_tokens(ledger)
 }
 
 /// A host name a token may carry: letters, digits, `-`, `_`, `.`; 1 to 64 of them.

@@ -79,7 +79,7 @@ impl StoreChoice {
 
 /// `tokens.json` in the user's data dir.
 pub fn default_file() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "taskrail").map(|d| d.data_dir().join("tokens.json"))
+    crate::paths::oauth_tokens()
 }
 
 enum Backend {
