@@ -223,7 +223,10 @@ async fn two_hundred_tasks_survive_dropped_streams_and_each_input_is_prompted_on
     let mut rig = rig(
         opts,
         EngineConfig {
-            backoff_base: Duration::from_millis(100),
+            backoff: taskrail::mcp::backoff::Backoff {
+                base: Duration::from_millis(100),
+                max: Duration::from_secs(30),
+            },
             ..Default::default()
         },
     )

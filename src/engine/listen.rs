@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
+use crate::mcp::backoff::Backoff;
 use crate::mcp::get_stream::reconnect_delay;
 use crate::mcp::{McpClient, McpError, Subscription, SubscriptionEvent, Task, TaskId};
 
@@ -49,13 +50,6 @@ pub const GIVE_UP_PAUSE: Duration = Duration::from_secs(300);
 /// Why push was turned off, for the notice.
 fn give_up_reason(attempts: u32, last: &str) -> String {
     format!("the push stream ended or failed {attempts} times in a row (last: {last})")
-}
-
-/// Exponential backoff with jitter: base·2^(attempt-1), capped, plus up to 25 %.
-pub fn backoff(attempt: u32, base: Duration, max: Duration) -> Duration {
-    let exp = base.saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
-    let capped = exp.min(max);
-    capped + capped.mul_f64(fastrand::f64() * 0.25)
 }
 
 fn is_final(e: &McpError) -> bool {
@@ -118,8 +112,7 @@ pub async fn run_listen(
     client: Arc<McpClient>,
     mut ids: watch::Receiver<BTreeSet<TaskId>>,
     out: mpsc::Sender<ListenMsg>,
-    base: Duration,
-    max: Duration,
+    backoff: Backoff,
 ) {
     let mut current: Option<Current> = None;
     let mut draining: Option<Draining> = None;
@@ -152,7 +145,7 @@ pub async fn run_listen(
                 tokio::time::sleep(GIVE_UP_PAUSE).await;
                 continue;
             }
-            let retry_in = backoff(attempt, base, max);
+            let retry_in = backoff.jittered(attempt);
             let lost_msg = ListenMsg::Lost {
                 error: why,
                 attempt,
@@ -323,22 +316,5 @@ pub async fn run_legacy_stream(client: Arc<McpClient>, out: mpsc::Sender<ListenM
             return;
         }
         tokio::time::sleep(GIVE_UP_PAUSE).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_grows_and_is_capped() {
-        let base = Duration::from_millis(100);
-        let max = Duration::from_secs(2);
-        let b1 = backoff(1, base, max);
-        assert!(b1 >= base && b1 <= base.mul_f64(1.25));
-        let b3 = backoff(3, base, max);
-        assert!(b3 >= Duration::from_millis(400));
-        let b20 = backoff(20, base, max);
-        assert!(b20 >= max && b20 <= max.mul_f64(1.25));
     }
 }

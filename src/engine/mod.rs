@@ -111,8 +111,8 @@ pub struct EngineConfig {
     pub safety_spacing: Duration,
     /// `tasks/get` requests in flight per server.
     pub max_in_flight: usize,
-    pub backoff_base: Duration,
-    pub backoff_max: Duration,
+    /// Reconnects, push-stream restarts and failed polls wait this long.
+    pub backoff: crate::mcp::backoff::Backoff,
     /// Follow the ledger's unfinished tasks of each server at start.
     pub resume: bool,
     /// With `resume`: also report finished tasks (for the board's history).
@@ -143,8 +143,10 @@ impl Default for EngineConfig {
             safety_poll: Duration::from_secs(60),
             safety_spacing: Duration::from_secs(1),
             max_in_flight: 16,
-            backoff_base: Duration::from_millis(500),
-            backoff_max: Duration::from_secs(30),
+            backoff: crate::mcp::backoff::Backoff {
+                base: Duration::from_millis(500),
+                max: Duration::from_secs(30),
+            },
             resume: false,
             history: false,
             adopt: false,

@@ -7,11 +7,14 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::mcp::McpError;
+use crate::mcp::backoff::Backoff;
 
 /// Attempts in all, the first included.
 pub const ATTEMPTS: u32 = 5;
-const FIRST_DELAY: Duration = Duration::from_millis(500);
-const MAX_DELAY: Duration = Duration::from_secs(10);
+const BACKOFF: Backoff = Backoff {
+    base: Duration::from_millis(500),
+    max: Duration::from_secs(10),
+};
 
 /// Run `op` until it succeeds, fails for good, or `ATTEMPTS` are used up. Waits between
 /// attempts double from 0.5 s, or follow the server's `Retry-After` (capped at 10 s).
@@ -20,15 +23,13 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, McpError>>,
 {
-    let mut delay = FIRST_DELAY;
     let mut attempt = 1;
     loop {
         match op().await {
             Err(e) if e.is_retryable() && attempt < ATTEMPTS => {
-                let wait = e.retry_after().unwrap_or(delay).min(MAX_DELAY);
+                let wait = BACKOFF.after(attempt, e.retry_after());
                 tracing::debug!(attempt, ?wait, "transient failure, retrying: {e}");
                 tokio::time::sleep(wait).await;
-                delay = (delay * 2).min(MAX_DELAY);
                 attempt += 1;
             }
             other => return other,

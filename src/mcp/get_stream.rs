@@ -5,6 +5,7 @@
 //! Owns: the stream's reconnect loop. Must not interpret the messages it yields. The
 //! connection itself is a function (`Connect`), so the loop can be driven without HTTP.
 
+use super::backoff::Backoff;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt, TryStreamExt};
 use reqwest::header::{self, HeaderMap, HeaderValue};
@@ -36,8 +37,11 @@ fn is_final(status: u16) -> bool {
 /// The wait before reconnect number `attempt`: 0.5 s doubling to 15 s, at least the
 /// server's `retry:` delay.
 pub fn reconnect_delay(attempt: u32, server: Option<Duration>) -> Duration {
-    let exp = FIRST_DELAY.saturating_mul(1 << attempt.saturating_sub(1).min(8));
-    exp.min(MAX_DELAY).max(server.unwrap_or_default())
+    let backoff = Backoff {
+        base: FIRST_DELAY,
+        max: MAX_DELAY,
+    };
+    backoff.step(attempt).max(server.unwrap_or_default())
 }
 
 struct State {

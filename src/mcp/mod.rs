@@ -4,6 +4,7 @@
 //! Must not import ratatui or crossterm: the engine, the CLI and the dashboard share it.
 
 pub mod auth;
+pub mod backoff;
 pub mod bounded_json;
 pub mod capabilities;
 pub mod client;

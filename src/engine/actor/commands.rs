@@ -571,9 +571,12 @@ pub(super) async fn call_with_retry(
                 retry_after,
                 ..
             }) if attempt < 3 => {
-                let wait = retry_after
-                    .unwrap_or(Duration::from_secs(1))
-                    .min(Duration::from_secs(30));
+                // Not processed: come back when the server says, else after 1 s.
+                let wait = crate::mcp::backoff::Backoff {
+                    base: Duration::from_secs(1),
+                    max: Duration::from_secs(30),
+                }
+                .after(1, retry_after);
                 tokio::time::sleep(wait).await;
             }
             Err(McpError::SessionLost) if attempt < 2 => client.reinitialize().await?,

@@ -71,11 +71,7 @@ impl ServerActor {
             Err(McpError::SignInRequired(reason)) => self.sign_in_required(reason).await,
             Err(e) => {
                 self.connect_attempt += 1;
-                let retry_in = backoff(
-                    self.connect_attempt,
-                    self.cfg.backoff_base,
-                    self.cfg.backoff_max,
-                );
+                let retry_in = self.cfg.backoff.jittered(self.connect_attempt);
                 let reason = e.to_string();
                 tracing::warn!(server = %self.spec.id, "connect failed: {reason}");
                 self.degraded = true;
@@ -158,18 +154,14 @@ impl ServerActor {
                 }
             }
         });
-        let (base, max) = (self.cfg.backoff_base, self.cfg.backoff_max);
+        let backoff = self.cfg.backoff;
         if era == Era::Legacy {
             client.expect_session_stream();
         }
         self.push_task = Some(match era {
-            Era::Modern => tokio::spawn(run_listen(
-                client,
-                self.listen_ids.subscribe(),
-                tx,
-                base,
-                max,
-            )),
+            Era::Modern => {
+                tokio::spawn(run_listen(client, self.listen_ids.subscribe(), tx, backoff))
+            }
             Era::Legacy => tokio::spawn(run_legacy_stream(client, tx)),
         });
     }

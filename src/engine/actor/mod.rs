@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use super::api::*;
 use super::conformance::{Conformance, Finding};
-use super::listen::{ListenMsg, backoff, run_legacy_stream, run_listen};
+use super::listen::{ListenMsg, run_legacy_stream, run_listen};
 use super::schedule::Schedule;
 use super::stats::RequestStats;
 use super::tracker::TrackedTask;

@@ -191,7 +191,10 @@ impl ServerActor {
             }
             None => 1,
         };
-        let mut delay = backoff(attempts, self.cfg.backoff_base, self.cfg.backoff_max)
+        let mut delay = self
+            .cfg
+            .backoff
+            .jittered(attempts)
             .max(self.poll_delay(task_id));
         if let Some(ra) = e.retry_after() {
             delay = delay.max(ra);
@@ -234,11 +237,7 @@ impl ServerActor {
             self.push_rx = None;
             self.transport_failures = 0;
             self.connect_attempt += 1;
-            let retry_in = backoff(
-                self.connect_attempt,
-                self.cfg.backoff_base,
-                self.cfg.backoff_max,
-            );
+            let retry_in = self.cfg.backoff.jittered(self.connect_attempt);
             self.emit(EngineEvent::Reconnecting {
                 server: self.id(),
                 attempt: self.connect_attempt,

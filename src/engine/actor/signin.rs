@@ -32,7 +32,7 @@ impl ServerActor {
         self.sign_in.required = true;
         self.degraded = true;
         if self.sign_in.pastes.is_none() {
-            self.start_connect(self.cfg.backoff_max);
+            self.start_connect(self.cfg.backoff.max);
         }
     }
 
@@ -148,7 +148,7 @@ impl ServerActor {
                 })
                 .await;
                 if self.client.is_none() && !self.connecting {
-                    self.start_connect(self.cfg.backoff_max);
+                    self.start_connect(self.cfg.backoff.max);
                 }
             }
         }
