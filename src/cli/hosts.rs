@@ -226,7 +226,7 @@ fn proxy(ctx: &Context) -> Result<Proxy, u8> {
     })?;
     let db = match &ctx.global.db {
         Some(p) => p.clone(),
-        None => crate::ledger::Ledger::default_path()
+        None => crate::ledger::default_path()
             .map_err(|e| fail(&format!("ledger location: {e:#}"), exit::USAGE))?,
     };
     let db = std::path::absolute(&db).unwrap_or(db);

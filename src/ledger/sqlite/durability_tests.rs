@@ -1,4 +1,4 @@
-//! Durability tests: two processes' worth of connections on one file, and a writer killed
+//! Durability tests of the SQLite backend: two processes' worth of connections on one file, and a writer killed
 //! with SIGKILL right after `record_created` returns.
 
 use crate::ids::{ServerId, TaskId};
@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{EventKind, Ledger};
+use super::db::Db;
+use crate::ledger::EventKind;
 use crate::mcp::types::{Era, Task};
 
 fn working(id: &str) -> Task {
@@ -33,7 +34,7 @@ fn two_ledgers_interleave_writes_from_two_threads() {
             // Each writer opens its own connection, as two processes would; opened here,
             // so a failure to open fails the test instead of leaving the other writer
             // waiting at the barrier.
-            let ledger = Ledger::open(&path).unwrap();
+            let ledger = Db::open(&path).unwrap();
             let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || {
                 barrier.wait();
@@ -78,7 +79,7 @@ fn two_ledgers_interleave_writes_from_two_threads() {
             })
         })
         .collect();
-    let ledgers: Vec<Ledger> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    let ledgers: Vec<Db> = writers.into_iter().map(|w| w.join().unwrap()).collect();
     for ledger in &ledgers {
         assert_eq!(ledger.list(true).unwrap().len(), 2 * PER_WRITER);
         assert_eq!(ledger.non_terminal().unwrap().len(), PER_WRITER);
@@ -110,7 +111,7 @@ fn crash_child_records_then_hangs() {
     let Some(path) = std::env::var_os(CRASH_DB_ENV) else {
         return;
     };
-    let ledger = Ledger::open(Path::new(&path)).unwrap();
+    let ledger = Db::open(Path::new(&path)).unwrap();
     ledger
         .record_created(crate::ledger::NewTask {
             server: &ServerId::named("srv"),
@@ -161,7 +162,7 @@ fn task_survives_sigkill_after_record_created() {
     assert!(ready, "child never reported the task as recorded");
     assert!(!status.success());
 
-    let ledger = Ledger::open(&path).unwrap();
+    let ledger = Db::open(&path).unwrap();
     let record = ledger
         .get(&ServerId::named("srv"), &TaskId::new(CRASH_TASK_ID))
         .unwrap()

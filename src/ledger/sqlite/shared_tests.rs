@@ -6,15 +6,16 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Ledger, NewTask, OutboxKind, Owner, Tombstone, owner_alive};
+use super::db::Db;
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::{NewTask, OutboxKind, Owner, Tombstone, owner_alive};
 use crate::mcp::types::{Era, Task};
 
-fn pair() -> (tempfile::TempDir, Ledger, Ledger) {
+fn pair() -> (tempfile::TempDir, Db, Db) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.db");
-    let a = Ledger::open(&path).unwrap();
-    let b = Ledger::open(&path).unwrap();
+    let a = Db::open(&path).unwrap();
+    let b = Db::open(&path).unwrap();
     (dir, a, b)
 }
 
@@ -26,7 +27,7 @@ fn working(id: &str) -> Task {
     Task::from_wire(&json!({ "taskId": id, "status": "working" })).unwrap()
 }
 
-fn create(l: &Ledger, id: &str) {
+fn create(l: &Db, id: &str) {
     l.record_created(NewTask {
         server: &srv(),
         era: Era::Modern,
@@ -70,7 +71,7 @@ fn the_feed_reports_other_connections_writes_once() {
     assert!(again.tasks.len() <= 2);
     // An unchanged re-read writes no change.
     let before = b.feed_cursor().unwrap();
-    a.record_snapshot(&srv(), &working("t1"), super::EventKind::Poll, None)
+    a.record_snapshot(&srv(), &working("t1"), crate::ledger::EventKind::Poll, None)
         .unwrap();
     let after = b.changes(before, "me", false).unwrap();
     assert!(after.is_none_or(|c| c.tasks.is_empty()));
@@ -380,7 +381,7 @@ fn url_rows_move_to_the_configured_name_and_merge() {
     assert_eq!(
         kinds
             .iter()
-            .filter(|k| **k == super::EventKind::Created)
+            .filter(|k| **k == crate::ledger::EventKind::Created)
             .count(),
         2
     );
@@ -402,7 +403,7 @@ fn a_version_one_file_is_migrated_with_its_tombstones() {
         )
         .unwrap();
     }
-    let l = Ledger::open(&path).unwrap();
+    let l = Db::open(&path).unwrap();
     let rec = l
         .get(
             &ServerId::ad_hoc("http://127.0.0.1:1/mcp"),
@@ -414,7 +415,7 @@ fn a_version_one_file_is_migrated_with_its_tombstones() {
     assert_eq!(rec.cancel, None);
 }
 
-fn change_seq(l: &Ledger) -> i64 {
+fn change_seq(l: &Db) -> i64 {
     l.conn
         .query_row("SELECT value FROM meta WHERE key = 'change_seq'", [], |r| {
             r.get(0)
@@ -422,7 +423,7 @@ fn change_seq(l: &Ledger) -> i64 {
         .unwrap()
 }
 
-fn data_version(l: &Ledger) -> i64 {
+fn data_version(l: &Db) -> i64 {
     l.conn
         .pragma_query_value(None, "data_version", |r| r.get(0))
         .unwrap()
@@ -440,7 +441,7 @@ fn at(id: &str, status: &str, message: &str, updated: &str) -> Task {
 fn a_poll_that_only_bumps_last_updated_at_writes_nothing() {
     let (_dir, a, b) = pair();
     create(&a, "t1");
-    let poll = super::EventKind::Poll;
+    let poll = crate::ledger::EventKind::Poll;
     a.record_snapshot(
         &srv(),
         &at("t1", "working", "1/3", "2026-01-01T00:00:01Z"),
@@ -463,7 +464,7 @@ fn a_poll_that_only_bumps_last_updated_at_writes_nothing() {
     a.record_event(
         &srv(),
         &TaskId::new("t1"),
-        super::EventKind::Polls,
+        crate::ledger::EventKind::Polls,
         None,
         &json!({ "unchanged": 3 }),
     )
@@ -504,9 +505,9 @@ fn poll_bookkeeping_is_written_when_the_connection_closes() {
     let (_dir, a, b) = pair();
     create(&a, "t1");
     let t = at("t1", "working", "x", "2026-01-01T00:00:01Z");
-    a.record_snapshot(&srv(), &t, super::EventKind::Poll, None)
+    a.record_snapshot(&srv(), &t, crate::ledger::EventKind::Poll, None)
         .unwrap();
-    let seen = |l: &Ledger| {
+    let seen = |l: &Db| {
         l.get(&srv(), &TaskId::new("t1"))
             .unwrap()
             .unwrap()
@@ -515,12 +516,12 @@ fn poll_bookkeeping_is_written_when_the_connection_closes() {
     let first = seen(&b);
     std::thread::sleep(Duration::from_millis(5));
     let again = at("t1", "working", "x", "2026-01-01T00:00:02Z");
-    a.record_snapshot(&srv(), &again, super::EventKind::Poll, None)
+    a.record_snapshot(&srv(), &again, crate::ledger::EventKind::Poll, None)
         .unwrap();
     a.record_event(
         &srv(),
         &TaskId::new("t1"),
-        super::EventKind::Polls,
+        crate::ledger::EventKind::Polls,
         None,
         &json!({ "unchanged": 1 }),
     )
@@ -532,7 +533,7 @@ fn poll_bookkeeping_is_written_when_the_connection_closes() {
         .timeline(&srv(), &TaskId::new("t1"))
         .unwrap()
         .into_iter()
-        .filter(|e| e.kind == super::EventKind::Polls)
+        .filter(|e| e.kind == crate::ledger::EventKind::Polls)
         .count();
     assert_eq!(polls, 1);
 }
@@ -578,7 +579,7 @@ fn one_heartbeat_keeps_every_lease_of_its_process() {
     );
     // The next heartbeat clears the lapsed one; shutting down clears one's own.
     b.renew(&ob, Duration::from_secs(30)).unwrap();
-    let heartbeats = |l: &Ledger| -> i64 {
+    let heartbeats = |l: &Db| -> i64 {
         l.conn
             .query_row("SELECT count(*) FROM owners", [], |r| r.get(0))
             .unwrap()

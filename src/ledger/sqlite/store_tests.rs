@@ -6,12 +6,13 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use super::{EventKind, Ledger};
+use super::db::Db;
+use crate::ledger::EventKind;
 use crate::mcp::types::{Era, Task, TaskStatus};
 
-fn open() -> (tempfile::TempDir, Ledger) {
+fn open() -> (tempfile::TempDir, Db) {
     let dir = tempfile::tempdir().unwrap();
-    let ledger = Ledger::open(&dir.path().join("ledger.db")).unwrap();
+    let ledger = Db::open(&dir.path().join("ledger.db")).unwrap();
     (dir, ledger)
 }
 
@@ -30,7 +31,7 @@ fn with_status(id: &str, status: &str, updated: &str) -> Task {
     task(json!({ "taskId": id, "status": status, "lastUpdatedAt": updated }))
 }
 
-fn kinds(ledger: &Ledger, server: &str, id: &str) -> Vec<EventKind> {
+fn kinds(ledger: &Db, server: &str, id: &str) -> Vec<EventKind> {
     ledger
         .timeline(&ServerId::named(server), &TaskId::new(id))
         .unwrap()
