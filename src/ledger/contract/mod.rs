@@ -19,6 +19,7 @@
 //! its rows) stay with that backend.
 
 mod handle;
+mod shared;
 mod store;
 
 use std::path::Path;
@@ -43,6 +44,14 @@ macro_rules! contract_suite {
             handle::queued_snapshots_are_seen_by_later_calls,
             handle::an_unawaited_write_runs_before_later_operations,
             handle::a_url_free_location_is_reported,
+            shared::the_feed_reports_other_connections_writes_once,
+            shared::one_process_follows_a_task_at_a_time,
+            shared::tracking_by_id_records_the_task_and_takes_its_lease_once,
+            shared::leases_of_owners_on_either_side_of_mine_are_found,
+            shared::a_killed_process_not_yet_reaped_holds_no_lease,
+            shared::outbox_requests_reach_the_follower_and_outcomes_the_requester,
+            shared::a_lost_session_tombstones_its_live_tasks,
+            shared::url_rows_move_to_the_configured_name_and_merge,
             store::creation_round_trip,
             store::tracked_task_is_inserted_once_and_filled_by_creation,
             store::snapshot_ordering_and_first_terminal_wins,

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::db::Db;
 use crate::ids::{ServerId, TaskId};
-use crate::ledger::{NewTask, OutboxKind, Owner, Tombstone, owner_alive};
+use crate::ledger::{NewTask, Owner, Tombstone};
 use crate::mcp::types::{Era, Task};
 
 fn pair() -> (tempfile::TempDir, Db, Db) {
@@ -41,157 +41,6 @@ fn create(l: &Db, id: &str) {
     .unwrap();
 }
 
-#[test]
-fn the_feed_reports_other_connections_writes_once() {
-    let (_dir, a, b) = pair();
-    let cursor = b.feed_cursor().unwrap();
-    assert!(
-        b.changes(cursor, "me", false).unwrap().is_none(),
-        "nothing written yet"
-    );
-    create(&a, "t1");
-    let ch = b.changes(cursor, "me", false).unwrap().expect("a wrote");
-    assert_eq!(ch.tasks.len(), 1);
-    assert_eq!(ch.tasks[0].task_id, "t1");
-    assert!(b.changes(ch.cursor, "me", false).unwrap().is_none());
-    // Our own writes do not come back.
-    create(&b, "t2");
-    assert!(b.changes(ch.cursor, "me", false).unwrap().is_none());
-    // A change to an old row comes back, alone.
-    a.mark_answered(&srv(), &TaskId::new("t1"), "k", "accept")
-        .unwrap();
-    let again = b.changes(ch.cursor, "me", false).unwrap().expect("a wrote");
-    // Rows changed since the cursor come back, ours too (folding in is idempotent).
-    let t1 = again
-        .tasks
-        .iter()
-        .find(|t| t.task_id == "t1")
-        .expect("the changed row");
-    assert_eq!(t1.answered_keys, ["k"]);
-    assert!(again.tasks.len() <= 2);
-    // An unchanged re-read writes no change.
-    let before = b.feed_cursor().unwrap();
-    a.record_snapshot(&srv(), &working("t1"), crate::ledger::EventKind::Poll, None)
-        .unwrap();
-    let after = b.changes(before, "me", false).unwrap();
-    assert!(after.is_none_or(|c| c.tasks.is_empty()));
-}
-
-#[test]
-fn the_feed_comes_in_bounded_batches() {
-    let (_dir, a, b) = pair();
-    let mut cursor = b.feed_cursor().unwrap();
-    let n = super::feed::FEED_BATCH + 7;
-    for i in 0..n {
-        create(&a, &format!("t{i}"));
-    }
-    let mut seen = 0;
-    let mut force = false;
-    for _ in 0..10 {
-        let Some(ch) = b.changes(cursor, "me", force).unwrap() else {
-            break;
-        };
-        assert!(ch.tasks.len() <= super::feed::FEED_BATCH);
-        seen += ch.tasks.len();
-        cursor = ch.cursor;
-        force = ch.more;
-        if !ch.more {
-            break;
-        }
-    }
-    assert_eq!(seen, n);
-}
-
-#[test]
-fn one_process_follows_a_task_at_a_time() {
-    let (_dir, a, b) = pair();
-    create(&a, "t1");
-    let ids = [TaskId::new("t1"), TaskId::new("absent")];
-    let (oa, ob) = (Owner::new(), Owner::new());
-    let ttl = Duration::from_secs(30);
-    assert_eq!(
-        a.claim(&srv(), &ids, &oa, ttl).unwrap(),
-        [TaskId::new("t1")]
-    );
-    assert!(b.claim(&srv(), &ids, &ob, ttl).unwrap().is_empty());
-    assert_eq!(
-        b.follower(&srv(), &TaskId::new("t1"), &ob)
-            .unwrap()
-            .as_deref(),
-        Some(oa.as_str())
-    );
-    assert_eq!(a.follower(&srv(), &TaskId::new("t1"), &oa).unwrap(), None);
-    // The same answers for many tasks at once.
-    let others = b.followed_by_others(&srv(), &ids, &ob).unwrap();
-    assert_eq!(others, [TaskId::new("t1")].into_iter().collect());
-    assert!(a.followed_by_others(&srv(), &ids, &oa).unwrap().is_empty());
-    a.release(&srv(), &ids, &oa).unwrap();
-    assert!(b.followed_by_others(&srv(), &ids, &ob).unwrap().is_empty());
-    assert_eq!(b.claim(&srv(), &ids, &ob, ttl).unwrap().len(), 1);
-    // An expired lease is taken over.
-    b.claim(&srv(), &ids, &ob, Duration::ZERO).unwrap();
-    std::thread::sleep(Duration::from_millis(5));
-    assert_eq!(a.claim(&srv(), &ids, &oa, ttl).unwrap().len(), 1);
-    a.release_all(&oa).unwrap();
-    assert_eq!(b.follower(&srv(), &TaskId::new("t1"), &ob).unwrap(), None);
-}
-
-#[test]
-fn tracking_by_id_records_the_task_and_takes_its_lease_once() {
-    let (_dir, a, b) = pair();
-    let id = TaskId::new("by-id");
-    let (oa, ob) = (Owner::new(), Owner::new());
-    let ttl = Duration::from_secs(30);
-    assert!(
-        a.track_and_claim(&srv(), Some(Era::Modern), &id, None, &oa, ttl)
-            .unwrap()
-    );
-    let rec = b.get(&srv(), &id).unwrap().expect("recorded");
-    assert_eq!(rec.era, Some(Era::Modern));
-    // the second process records nothing new and leaves the lease to the first
-    assert!(
-        !b.track_and_claim(&srv(), None, &id, None, &ob, ttl)
-            .unwrap()
-    );
-    assert_eq!(
-        b.follower(&srv(), &id, &ob).unwrap().as_deref(),
-        Some(oa.as_str())
-    );
-    assert!(
-        a.track_and_claim(&srv(), None, &id, None, &oa, ttl)
-            .unwrap()
-    );
-}
-
-#[test]
-fn leases_of_owners_on_either_side_of_mine_are_found() {
-    let (_dir, a, b) = pair();
-    for id in ["t1", "t2", "t3"] {
-        create(&a, id);
-    }
-    let ids = [TaskId::new("t1"), TaskId::new("t2"), TaskId::new("t3")];
-    let ttl = Duration::from_secs(30);
-    let (low, me, high) = (Owner::new(), Owner::new(), Owner::new());
-    let mut by_token = [low, me, high];
-    by_token.sort_by(|x, y| x.as_str().cmp(y.as_str()));
-    let [low, me, high] = by_token;
-    assert_eq!(a.claim(&srv(), &ids[..1], &low, ttl).unwrap().len(), 1);
-    assert_eq!(a.claim(&srv(), &ids[1..2], &me, ttl).unwrap().len(), 1);
-    assert_eq!(b.claim(&srv(), &ids[2..], &high, ttl).unwrap().len(), 1);
-    let others = b.followed_by_others(&srv(), &ids, &me).unwrap();
-    assert_eq!(
-        others,
-        [ids[0].clone(), ids[2].clone()].into_iter().collect()
-    );
-    // Another server's tasks are not this one's.
-    let elsewhere = ServerId::named("elsewhere");
-    assert!(
-        b.followed_by_others(&elsewhere, &ids, &me)
-            .unwrap()
-            .is_empty()
-    );
-}
-
 #[cfg(target_os = "linux")]
 #[test]
 fn a_dead_process_lease_is_free_at_once() {
@@ -217,175 +66,6 @@ fn a_dead_process_lease_is_free_at_once() {
             .len(),
         1
     );
-}
-
-#[cfg(target_os = "linux")]
-#[test]
-fn a_killed_process_not_yet_reaped_holds_no_lease() {
-    let mut child = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .unwrap();
-    let owner = format!("{}:deadbeef0000", child.id());
-    assert!(owner_alive(&owner), "a running process");
-    child.kill().unwrap();
-    // Not waited for: a zombie until reaped, its /proc entry still there.
-    let stat = format!("/proc/{}/stat", child.id());
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") Z")) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the child became a zombie"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(!owner_alive(&owner), "a zombie has exited");
-    child.wait().unwrap();
-    assert!(!owner_alive(&owner), "a reaped process is gone");
-}
-
-#[test]
-fn outbox_requests_reach_the_follower_and_outcomes_the_requester() {
-    let (_dir, a, b) = pair();
-    create(&a, "t1");
-    let (follower, requester) = (Owner::new(), Owner::new());
-    a.claim(
-        &srv(),
-        &[TaskId::new("t1")],
-        &follower,
-        Duration::from_secs(30),
-    )
-    .unwrap();
-    let cursor_b = b.feed_cursor().unwrap();
-    let cursor_a = a.feed_cursor().unwrap();
-    let payload = json!({ "k": { "action": "accept", "content": { "name": "Ada" } } });
-    let id = b
-        .request(
-            &srv(),
-            &TaskId::new("t1"),
-            OutboxKind::Answer,
-            &payload,
-            requester.as_str(),
-        )
-        .unwrap()
-        .expect("the task is in the ledger");
-    let seen = a
-        .changes(cursor_a, follower.as_str(), false)
-        .unwrap()
-        .expect("b wrote");
-    assert_eq!(seen.requests.len(), 1);
-    assert_eq!(seen.requests[0].payload, payload);
-    assert!(a.open_requests(requester.as_str()).unwrap().is_empty());
-    a.complete_request(id, None).unwrap();
-    a.complete_request(id, Some("too late")).unwrap();
-    let done = b
-        .changes(cursor_b, requester.as_str(), false)
-        .unwrap()
-        .expect("a wrote");
-    assert_eq!(done.outcomes.len(), 1);
-    assert_eq!(done.outcomes[0].error, None, "the first outcome counts");
-    assert!(a.open_requests(follower.as_str()).unwrap().is_empty());
-    assert!(
-        b.request(
-            &srv(),
-            &TaskId::new("nope"),
-            OutboxKind::Cancel,
-            &json!(null),
-            "x"
-        )
-        .unwrap()
-        .is_none()
-    );
-}
-
-#[test]
-fn a_lost_session_tombstones_its_live_tasks() {
-    let (_dir, a, _b) = pair();
-    let caps = json!({ "tasks": { "cancel": {} } });
-    let s = a
-        .record_session(
-            &srv(),
-            "secret-session",
-            "2025-11-25",
-            &caps,
-            Some("everything"),
-        )
-        .unwrap();
-    assert_eq!(
-        a.record_session(&srv(), "secret-session", "2025-11-25", &caps, None)
-            .unwrap(),
-        s
-    );
-    for (id, status) in [("live", "working"), ("done", "completed")] {
-        let t = Task::from_wire(&json!({ "taskId": id, "status": status })).unwrap();
-        a.record_created(NewTask {
-            server: &srv(),
-            era: Era::Legacy,
-            tool: "t",
-            arguments: &json!({}),
-            task: &t,
-            parent_task: None,
-            session: Some(s),
-            started_by: None,
-        })
-        .unwrap();
-    }
-    let rec = a.session(s).unwrap().unwrap();
-    assert_eq!(rec.session_id, "secret-session");
-    assert!(!format!("{rec:?}").contains("secret-session"));
-    assert_eq!(a.session_lost(s).unwrap(), [TaskId::new("live")]);
-    let live = a.get(&srv(), &TaskId::new("live")).unwrap().unwrap();
-    assert!(live.expired && live.terminal);
-    assert_eq!(live.end, Some(Tombstone::SessionLost));
-    assert_eq!(live.session, Some(s));
-    let done = a.get(&srv(), &TaskId::new("done")).unwrap().unwrap();
-    assert!(!done.expired);
-    assert!(a.session(s).unwrap().unwrap().lost);
-}
-
-#[test]
-fn url_rows_move_to_the_configured_name_and_merge() {
-    let (_dir, a, _b) = pair();
-    let url = ServerId::ad_hoc("http://127.0.0.1:8765/mcp");
-    let name = ServerId::named("demo");
-    for (server, id) in [(&url, "only-url"), (&url, "both"), (&name, "both")] {
-        a.record_created(NewTask {
-            server,
-            era: Era::Modern,
-            tool: "t",
-            arguments: &json!({}),
-            task: &working(id),
-            parent_task: None,
-            session: None,
-            started_by: None,
-        })
-        .unwrap();
-    }
-    a.mark_answered(&url, &TaskId::new("both"), "k-url", "accept")
-        .unwrap();
-    let moved = a
-        .canonicalize_servers(|s| if *s == url { name.clone() } else { s.clone() })
-        .unwrap();
-    assert_eq!(moved, 2);
-    let all = a.list(true).unwrap();
-    assert!(all.iter().all(|r| r.server == name), "{all:?}");
-    assert_eq!(all.len(), 2);
-    let both = a.get(&name, &TaskId::new("both")).unwrap().unwrap();
-    assert_eq!(both.answered_keys, ["k-url"]);
-    let kinds: Vec<_> = a
-        .timeline(&name, &TaskId::new("both"))
-        .unwrap()
-        .into_iter()
-        .map(|e| e.kind)
-        .collect();
-    assert_eq!(
-        kinds
-            .iter()
-            .filter(|k| **k == crate::ledger::EventKind::Created)
-            .count(),
-        2
-    );
-    assert_eq!(a.canonicalize_servers(|s| s.clone()).unwrap(), 0);
 }
 
 #[test]
@@ -588,4 +268,29 @@ fn one_heartbeat_keeps_every_lease_of_its_process() {
     b.release_all(&ob).unwrap();
     assert_eq!(heartbeats(&b), 0);
     assert!(a.followed_by_others(&srv(), &ids, &oa).unwrap().is_empty());
+}
+
+#[test]
+fn the_feed_comes_in_bounded_batches() {
+    let (_dir, a, b) = pair();
+    let mut cursor = b.feed_cursor().unwrap();
+    let n = super::feed::FEED_BATCH + 7;
+    for i in 0..n {
+        create(&a, &format!("t{i}"));
+    }
+    let mut seen = 0;
+    let mut force = false;
+    for _ in 0..10 {
+        let Some(ch) = b.changes(cursor, "me", force).unwrap() else {
+            break;
+        };
+        assert!(ch.tasks.len() <= super::feed::FEED_BATCH);
+        seen += ch.tasks.len();
+        cursor = ch.cursor;
+        force = ch.more;
+        if !ch.more {
+            break;
+        }
+    }
+    assert_eq!(seen, n);
 }
