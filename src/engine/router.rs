@@ -120,10 +120,10 @@ impl Router {
         for j in std::mem::take(&mut self.joins) {
             let _ = j.await;
         }
-        if let Some(ledger) = &self.ledger {
-            if let Err(e) = ledger.release_all(&self.owner).await {
-                tracing::warn!("ledger: releasing leases failed: {e:#}");
-            }
+        if let Some(ledger) = &self.ledger
+            && let Err(e) = ledger.release_all(&self.owner).await
+        {
+            tracing::warn!("ledger: releasing leases failed: {e:#}");
         }
     }
 
