@@ -18,6 +18,7 @@
 //! Tests of one backend's internals (SQLite's pragmas, WAL, file mode, `data_version`,
 //! its rows) stay with that backend.
 
+mod durability;
 mod handle;
 mod shared;
 mod store;
@@ -40,6 +41,7 @@ pub fn fresh(open: &Open) -> (tempfile::TempDir, LedgerHandle) {
 macro_rules! contract_suite {
     ($open:path) => {
         $crate::ledger::contract::contract_suite!(@tests $open;
+            durability::two_ledgers_interleave_writes,
             handle::round_trip,
             handle::queued_snapshots_are_seen_by_later_calls,
             handle::an_unawaited_write_runs_before_later_operations,
