@@ -15,7 +15,7 @@ use super::EventKind;
 /// One snapshot to store: server, task, how it arrived, request latency.
 pub type SnapshotWrite = (ServerId, Task, EventKind, Option<u64>);
 
-/// A task our own `tools/call` created, as [`Ledger::record_created`] stores it.
+/// A task our own `tools/call` created, as [`Ledger::record_created`](super::Ledger::record_created) stores it.
 #[derive(Debug, Clone, Copy)]
 pub struct NewTask<'a> {
     pub server: &'a ServerId,
@@ -25,7 +25,7 @@ pub struct NewTask<'a> {
     pub task: &'a Task,
     /// The task this call re-runs, if any.
     pub parent_task: Option<&'a TaskId>,
-    /// The legacy session the task belongs to (a [`Ledger::record_session`] row).
+    /// The legacy session the task belongs to (a [`Ledger::record_session`](super::Ledger::record_session) row).
     pub session: Option<i64>,
     /// The client that asked for the call (a proxied agent host), if not taskrail itself.
     pub started_by: Option<&'a str>,
