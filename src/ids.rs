@@ -9,7 +9,6 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::sync::Arc;
 
-use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How many characters of a task id the short form keeps.
@@ -209,18 +208,6 @@ macro_rules! string_id_serde {
                 Ok($make(&s))
             }
         }
-
-        impl ToSql for $t {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0.as_bytes())))
-            }
-        }
-
-        impl FromSql for $t {
-            fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
-                v.as_str().map($make)
-            }
-        }
     };
 }
 
@@ -271,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn json_and_sql_carry_the_whole_id() {
+    fn json_carries_the_whole_id() {
         let id = TaskId::new("0123456789abcdef");
         assert_eq!(
             json!({ "taskId": id }),
@@ -279,9 +266,6 @@ mod tests {
         );
         let back: TaskId = serde_json::from_value(json!("0123456789abcdef")).unwrap();
         assert_eq!(back, id);
-        let db = rusqlite::Connection::open_in_memory().unwrap();
-        let got: TaskId = db.query_row("SELECT ?1", [&id], |r| r.get(0)).unwrap();
-        assert_eq!(got.as_str(), id.as_str());
     }
 
     #[test]

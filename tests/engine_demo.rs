@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 use taskrail::demo::{DemoOptions, DemoServer};
 use taskrail::engine::*;
-use taskrail::ledger::{Ledger, LedgerHandle};
+use taskrail::ledger;
 use taskrail::mcp::{ConnectOptions, Endpoint, Task, TaskStatus};
 use tokio::sync::mpsc;
 
@@ -26,7 +26,7 @@ async fn rig(opts: DemoOptions, cfg: EngineConfig) -> Rig {
     taskrail::mcp::http::install_crypto_provider();
     let server = DemoServer::start(opts).await.expect("demo server");
     let dir = tempfile::tempdir().unwrap();
-    let ledger = LedgerHandle::spawn(Ledger::open(&dir.path().join("ledger.db")).unwrap());
+    let ledger = ledger::open(&dir.path().join("ledger.db")).unwrap();
     let spec = ServerSpec::new(
         Endpoint::Http {
             url: server.url.clone(),

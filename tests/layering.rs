@@ -45,7 +45,8 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     (
         "bench",
         &[
-            "ids", "sanitize", "mcp", "ledger", "engine", "state", "config", "ui", "app", "demo",
+            "ids", "sanitize", "paths", "mcp", "ledger", "engine", "state", "config", "ui", "app",
+            "demo",
         ],
         true,
     ),

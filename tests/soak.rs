@@ -14,7 +14,7 @@ use support::taskrail::DemoProcess;
 use taskrail::engine::{
     CallResult, EngineCommand, EngineConfig, EngineEvent, ServerSpec, TaskId, spawn_engine,
 };
-use taskrail::ledger::{Ledger, LedgerHandle};
+use taskrail::ledger;
 use taskrail::mcp::{ConnectOptions, Endpoint, InputRequest};
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -94,7 +94,7 @@ async fn chaos_soak_loses_no_task_and_prompts_once() {
         &format!("{}", (secs as f64 / 1200.0).clamp(0.05, 1.0)),
     ]);
     let dir = tempfile::tempdir().unwrap();
-    let ledger = LedgerHandle::spawn(Ledger::open(&dir.path().join("soak.db")).unwrap());
+    let ledger = ledger::open(&dir.path().join("soak.db")).unwrap();
     let spec = ServerSpec::new(
         Endpoint::parse(&demo.url).unwrap(),
         ConnectOptions::default(),
@@ -209,7 +209,7 @@ async fn chaos_soak_loses_no_task_and_prompts_once() {
     }
     let twice: Vec<_> = prompts.iter().filter(|(_, n)| **n > 1).collect();
     let in_ledger = ledger
-        .call(|l| l.list(true))
+        .list(true)
         .await
         .unwrap()
         .into_iter()

@@ -164,7 +164,7 @@ pub async fn run(args: BenchArgs) -> u8 {
             scenarios::idle(tasks, Duration::from_secs(secs), url).await
         }
         Scenario::Startup { tasks, ledger } => scenarios::startup(tasks, ledger).await,
-        Scenario::Populate { tasks, ledger } => scenarios::populate(&ledger, tasks),
+        Scenario::Populate { tasks, ledger } => scenarios::populate(&ledger, tasks).await,
         Scenario::Politeness {
             tasks,
             secs,

@@ -14,7 +14,7 @@ use crate::demo::{DemoOptions, DemoServer};
 use crate::engine::{
     EngineCommand, EngineConfig, EngineHandle, ServerId, ServerSpec, spawn_engine,
 };
-use crate::ledger::{Ledger, LedgerHandle};
+use crate::ledger::{self, LedgerHandle};
 use crate::mcp::{ConnectOptions, Endpoint, Era, Task};
 
 const SERVER: &str = "bench";
@@ -56,8 +56,8 @@ impl Drop for TempDir {
 
 fn temp_ledger() -> anyhow::Result<(TempDir, LedgerHandle)> {
     let dir = TempDir::new()?;
-    let ledger = Ledger::open(&dir.path().join("ledger.db"))?;
-    Ok((dir, LedgerHandle::spawn(ledger)))
+    let ledger = ledger::open(&dir.path().join("ledger.db"))?;
+    Ok((dir, ledger))
 }
 
 fn snapshot(r: &Shared) -> std::sync::MutexGuard<'_, harness::Record> {
@@ -326,8 +326,10 @@ pub async fn idle(tasks: usize, secs: Duration, url: Option<String>) -> anyhow::
 }
 
 /// Fill a ledger at `path` with `n` finished tasks of the bench server.
-pub fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
-    let ledger = Ledger::open(path)?;
+pub async fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
+    let ledger = ledger::open(path)?;
+    // Every write is called at once (queued in order) and awaited at the end.
+    let mut writes = Vec::with_capacity(n);
     let tools = ["render_report", "import_rows", "deploy", "lint", "survey"];
     for i in 0..n {
         let status = match i % 10 {
@@ -346,7 +348,7 @@ pub fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
             "result": { "content": [{ "type": "text", "text": format!("done {i}") }] },
         }))?;
         let tool = tools[i % tools.len()];
-        ledger.record_created(crate::ledger::NewTask {
+        writes.push(ledger.record_created(crate::ledger::NewTask {
             server: &ServerId::named(SERVER),
             era: Era::Modern,
             tool,
@@ -355,9 +357,9 @@ pub fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
             parent_task: None,
             session: None,
             started_by: None,
-        })?;
+        }));
     }
-    Ok(())
+    ledger::all(writes).await
 }
 
 /// (7) First frame with `tasks` finished tasks resumed from the ledger, and memory then.
@@ -366,7 +368,9 @@ pub async fn startup(tasks: Option<usize>, db: Option<PathBuf>) -> anyhow::Resul
     let (path, tasks) = match db {
         Some(p) => {
             anyhow::ensure!(p.is_file(), "no ledger at {}", p.display());
-            let held = Ledger::open(&p)?.count_server(&ServerId::named(SERVER))?;
+            let held = ledger::open(&p)?
+                .count_server(&ServerId::named(SERVER))
+                .await?;
             anyhow::ensure!(
                 held > 0,
                 "{} holds no task of the server {SERVER:?} (fill it with `taskrail bench populate`)",
@@ -390,7 +394,7 @@ pub async fn startup(tasks: Option<usize>, db: Option<PathBuf>) -> anyhow::Resul
                     "--ledger",
                 ])
                 .arg(&path)
-                .env_remove(crate::ledger::DB_ENV)
+                .env_remove(crate::paths::DB_ENV)
                 .status()
                 .context("running bench populate")?;
             anyhow::ensure!(status.success(), "bench populate failed");
@@ -400,7 +404,7 @@ pub async fn startup(tasks: Option<usize>, db: Option<PathBuf>) -> anyhow::Resul
     let server = DemoServer::start(DemoOptions::default()).await?;
     let (rss_before, _) = rss_kb();
     let t0 = Instant::now();
-    let ledger = LedgerHandle::spawn(Ledger::open(&path)?);
+    let ledger = ledger::open(&path)?;
     let config = EngineConfig {
         resume: true,
         history: true,

@@ -119,7 +119,7 @@ impl crate::app::TimelineSource for LedgerTimeline {
         let ledger = self.0.clone();
         let (server, id) = (server.clone(), task_id.clone());
         Box::pin(async move {
-            let events = ledger.call(move |l| l.timeline(&server, &id)).await?;
+            let events = ledger.timeline(&server, &id).await?;
             Ok(events
                 .into_iter()
                 .map(|e| crate::state::TimelineEntry {
@@ -144,15 +144,12 @@ impl crate::app::TimelineSource for LedgerTimeline {
         let ledger = self.0.clone();
         let (server, id) = (server.clone(), task_id.clone());
         Box::pin(async move {
-            ledger
-                .call(move |l| {
-                    let rec = l
-                        .get(&server, &id)?
-                        .ok_or_else(|| anyhow::anyhow!("the task is not in the ledger"))?;
-                    let events = l.timeline(&server, &id)?;
-                    Ok(crate::ledger::export::timeline_jsonl(&rec, &events))
-                })
-                .await
+            let (rec, events) = (ledger.get(&server, &id), ledger.timeline(&server, &id));
+            let rec = rec
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("the task is not in the ledger"))?;
+            let events = events.await?;
+            Ok(crate::ledger::export::timeline_jsonl(&rec, &events))
         })
     }
 
@@ -165,7 +162,7 @@ impl crate::app::TimelineSource for LedgerTimeline {
         let (server, id) = (server.clone(), task_id.clone());
         Box::pin(async move {
             let rec = ledger
-                .call(move |l| l.get(&server, &id))
+                .get(&server, &id)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("the task is not in the ledger"))?;
             let (result, error) = rec.snapshot.map_or((None, None), |t| (t.result, t.error));

@@ -30,7 +30,7 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 
 use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, spawn_engine};
-use crate::ledger::{DEFAULT_RETENTION, Ledger, LedgerHandle};
+use crate::ledger::{self, DEFAULT_RETENTION, Ledger, LedgerHandle, Op};
 use crate::mcp::{ConnectOptions, Endpoint, McpClient};
 use follow::{Follower, Mode};
 use output::say;
@@ -169,19 +169,18 @@ impl Context {
         self.ledger
             .get_or_try_init(|| async {
                 let path = self.ledger_path()?;
-                let ledger = Ledger::open(&path).map_err(|e| {
+                let handle = ledger::open(&path).map_err(|e| {
                     fail(
                         &format!("cannot open the ledger {}: {e:#}", path.display()),
                         exit::CONNECTION,
                     )
                 })?;
-                let handle = LedgerHandle::spawn(ledger);
-                if let Err(e) = handle.call(|l| l.prune(DEFAULT_RETENTION)).await {
+                if let Err(e) = handle.prune(DEFAULT_RETENTION).await {
                     tracing::warn!("pruning the ledger failed: {e:#}");
                 }
                 // Rows an older taskrail keyed by a URL the config now names move to the name.
-                let canon = self.canonical_ids();
-                if let Err(e) = handle.call(move |l| l.canonicalize_servers(canon)).await {
+                let canon = Box::new(self.canonical_ids());
+                if let Err(e) = handle.canonicalize_servers(canon).await {
                     tracing::warn!("making server ids canonical failed: {e:#}");
                 }
                 Ok(handle)
@@ -190,13 +189,13 @@ impl Context {
             .cloned()
     }
 
+    /// Call the ledger operation `op` names and await it; a failure is reported.
     pub async fn ledger_call<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static,
+        op: impl FnOnce(&dyn Ledger) -> Op<R>,
     ) -> Result<R, u8> {
         let ledger = self.ledger().await?;
-        ledger
-            .call(f)
+        op(&*ledger)
             .await
             .map_err(|e| fail(&format!("ledger: {e:#}"), exit::CONNECTION))
     }
@@ -205,15 +204,13 @@ impl Context {
     pub async fn record(
         &self,
         server: &ServerId,
-        f: impl FnOnce(&Ledger, &ServerId) -> anyhow::Result<()> + Send + 'static,
+        op: impl FnOnce(&dyn Ledger, &ServerId) -> Op<()>,
     ) {
-        let server = server.clone();
-        if let Err(code) = self.ledger_call(move |l| f(l, &server)).await {
+        if let Err(code) = self.ledger_call(|l| op(l, server)).await {
             tracing::warn!("ledger write failed ({code})");
         }
     }
 
-    /// [`Context::canonical`] as an owned function for the ledger thread.
     fn canonical_ids(&self) -> impl Fn(&ServerId) -> ServerId + Send + 'static {
         let ctx = Context {
             config: self.config.clone(),

@@ -59,17 +59,14 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
 
 pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
     let task_id = &task.task_id;
-    let (server, id) = (spec.id.clone(), task_id.clone());
-    let known = ctx
-        .ledger_call(move |l| {
-            let rec = l.get(&server, &id)?;
-            let session = match rec.as_ref().and_then(|r| r.session) {
-                Some(s) => l.session(s)?,
-                None => None,
-            };
-            Ok((rec.is_some(), session))
-        })
-        .await;
+    let known = match ctx.ledger_call(|l| l.get(&spec.id, task_id)).await {
+        Ok(rec) => match rec.as_ref().and_then(|r| r.session) {
+            Some(s) => ctx.ledger_call(|l| l.session(s)).await,
+            None => Ok(None),
+        }
+        .map(|session| (rec.is_some(), session)),
+        Err(code) => Err(code),
+    };
     let (in_ledger, session) = known.unwrap_or((false, None));
     // A legacy task lives in its session: rejoin it rather than starting a new one.
     let connected = match session.filter(|s| !s.lost) {
@@ -92,11 +89,9 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
     };
     let code = match fetch(&client, task_id).await {
         Ok(task) => {
-            let (era, id, snap) = (client.era(), task_id.clone(), task.clone());
-            ctx.record(&spec.id, move |l, server| {
-                l.record_tracked(server, Some(era), &id, None)?;
-                l.record_snapshot(server, &snap, EventKind::Poll, None)
-                    .map(|_| ())
+            let era = client.era();
+            ctx.record(&spec.id, |l, server| {
+                track_snapshot(l, server, era, task_id, &task)
             })
             .await;
             let code = exit::of(crate::mcp::outcome(Some(&task), false));
@@ -111,8 +106,7 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
                 _ => None,
             };
             if let (Some(why), true) = (why, in_ledger) {
-                let id = task_id.clone();
-                ctx.record(&spec.id, move |l, server| l.mark_ended(server, &id, why))
+                ctx.record(&spec.id, |l, server| l.mark_ended(server, task_id, why))
                     .await;
             }
             fail(
@@ -172,16 +166,28 @@ pub async fn record_for_answer(
     let Ok(snap) = fetched else {
         return task.record.clone();
     };
-    let id = task.task_id.clone();
-    ctx.record(&spec.id, move |l, server| {
-        l.record_tracked(server, Some(era), &id, None)?;
-        l.record_snapshot(server, &snap, EventKind::Poll, None)
-            .map(|_| ())
+    ctx.record(&spec.id, |l, server| {
+        track_snapshot(l, server, era, &task.task_id, &snap)
     })
     .await;
-    let (server, id) = (spec.id.clone(), task.task_id.clone());
-    ctx.ledger_call(move |l| l.get(&server, &id))
+    ctx.ledger_call(|l| l.get(&spec.id, &task.task_id))
         .await
         .ok()
         .flatten()
+}
+
+/// Track task `id` and store its snapshot `snap` (both called now, in this order).
+fn track_snapshot(
+    l: &dyn crate::ledger::Ledger,
+    server: &crate::ids::ServerId,
+    era: Era,
+    id: &TaskId,
+    snap: &crate::mcp::types::Task,
+) -> crate::ledger::Op<()> {
+    let tracked = l.record_tracked(server, Some(era), id, None);
+    let stored = l.record_snapshot(server, snap, EventKind::Poll, None);
+    Box::pin(async move {
+        tracked.await?;
+        stored.await.map(drop)
+    })
 }

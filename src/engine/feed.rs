@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::ledger::{Changes, Ledger, LedgerHandle, Owner};
+use crate::ledger::{Changes, LedgerHandle, Owner};
 
 /// Run until the router stops listening. `cursor` is where the feed starts.
 pub(super) async fn run(
@@ -20,7 +20,7 @@ pub(super) async fn run(
     lease_ttl: Duration,
     out: mpsc::Sender<Changes>,
 ) {
-    let mut woken = match ledger.watch(interval, Ledger::other_writes()) {
+    let mut woken = match ledger.changed(interval) {
         Ok(w) => w,
         Err(e) => {
             tracing::warn!("ledger: no feed of other processes: {e:#}");
@@ -36,8 +36,7 @@ pub(super) async fn run(
             tokio::select! {
                 w = woken.recv() => if w.is_none() { return },
                 _ = renew.tick() => {
-                    let o = owner.clone();
-                    if let Err(e) = ledger.call(move |l| l.renew(&o, lease_ttl)).await {
+                    if let Err(e) = ledger.renew(&owner, lease_ttl).await {
                         tracing::warn!("ledger: renewing leases failed: {e:#}");
                     }
                     continue;
@@ -45,8 +44,7 @@ pub(super) async fn run(
                 _ = out.closed() => return,
             }
         }
-        let o = owner.as_str().to_string();
-        match ledger.call(move |l| l.changes(cursor, &o, true)).await {
+        match ledger.changes(cursor, owner.as_str(), true).await {
             Ok(Some(changes)) => {
                 failing = false;
                 cursor = changes.cursor;

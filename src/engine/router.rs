@@ -79,7 +79,7 @@ impl Router {
         let (feed_tx, mut feed_rx) = mpsc::channel::<Changes>(16);
         let mut feed = None;
         if let Some(ledger) = self.ledger.clone() {
-            match ledger.call(|l| l.feed_cursor()).await {
+            match ledger.feed_cursor().await {
                 Ok(cursor) => {
                     feed = Some(tokio::spawn(super::feed::run(
                         ledger,
@@ -120,11 +120,10 @@ impl Router {
         for j in std::mem::take(&mut self.joins) {
             let _ = j.await;
         }
-        if let Some(ledger) = &self.ledger {
-            let owner = self.owner.clone();
-            if let Err(e) = ledger.call(move |l| l.release_all(&owner)).await {
-                tracing::warn!("ledger: releasing leases failed: {e:#}");
-            }
+        if let Some(ledger) = &self.ledger
+            && let Err(e) = ledger.release_all(&self.owner).await
+        {
+            tracing::warn!("ledger: releasing leases failed: {e:#}");
         }
     }
 
@@ -132,7 +131,7 @@ impl Router {
     /// ledger, besides the given ones.
     async fn start_ledger_servers(&mut self, given: &[ServerSpec]) {
         let Some(ledger) = &self.ledger else { return };
-        let stored = match ledger.call(|l| l.servers_with_open_tasks()).await {
+        let stored = match ledger.servers_with_open_tasks().await {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!("ledger: listing servers failed: {e:#}");

@@ -1,32 +1,32 @@
-//! The crash-safe task ledger: every task id taskrail ever receives, kept in SQLite.
+//! The crash-safe task ledger: every task id taskrail ever receives, behind the `Ledger`
+//! trait (`api.rs`), with one backend today (`sqlite/`) and one contract suite every
+//! backend passes (`contract/`).
 //!
-//! Owns the on-disk record of tasks (creation data, last snapshot, answered input keys,
-//! a per-task event timeline) so polling can resume after a crash or restart. Task ids are
-//! bearer secrets: the file is mode 0600 and nothing here logs a full id.
-//! Must not import ratatui or crossterm, and never receives headers or tokens.
+//! Owns the durable record of tasks (creation data, last snapshot, answered input keys,
+//! a per-task event timeline, leases, the outbox, sessions, the feed other processes read)
+//! so polling can resume after a crash or restart, and the backend-neutral records those
+//! are made of (this file, `records.rs`, `owner.rs`). Task ids are bearer secrets: nothing
+//! here logs a full id. Must not import ratatui or crossterm, and never receives headers or
+//! tokens.
 
-mod calls;
-mod db;
+mod api;
+#[cfg(test)]
+mod contract;
 mod duration;
 pub mod export;
-mod feed;
-mod handle;
-mod identity;
-mod lazy;
-mod lean;
-mod leases;
-mod outbox;
-mod read;
-mod schema;
-mod sessions;
-mod write;
+mod open;
+mod owner;
+mod records;
+pub mod sqlite;
 
-#[cfg(test)]
-mod durability_tests;
-#[cfg(test)]
-mod shared_tests;
-#[cfg(test)]
-mod store_tests;
+pub use api::{Canon, Ledger, LedgerHandle, Op, all};
+pub use duration::parse_duration;
+pub use open::open;
+pub use owner::{Owner, owner_alive};
+pub use records::{
+    AnsweredKey, Changes, Cursor, Delivery, NewTask, OutboxKind, OutboxOutcome, OutboxRequest,
+    SessionRecord, SnapshotWrite,
+};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -34,17 +34,6 @@ use serde_json::Value;
 
 use crate::ids::{ServerId, TaskId};
 use crate::mcp::types::{Era, Task};
-
-pub use calls::Delivery;
-pub use db::{DB_ENV, Ledger};
-pub use duration::parse_duration;
-pub use feed::Changes;
-pub use handle::LedgerHandle;
-pub use leases::{Owner, owner_alive};
-pub use outbox::{OutboxKind, OutboxOutcome, OutboxRequest};
-pub use read::AnsweredKey;
-pub use sessions::SessionRecord;
-pub use write::NewTask;
 
 /// Default retention for terminal tasks when the caller prunes at start-up.
 pub const DEFAULT_RETENTION: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);

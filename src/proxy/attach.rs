@@ -151,11 +151,7 @@ pub async fn find(ctx: &Ctx, key: &str) -> Option<TaskId> {
         return Some(id);
     }
     let (server, key) = (proxy.server.clone(), key.to_string());
-    match proxy
-        .ledger
-        .call(move |l| l.undelivered(&server, &key))
-        .await
-    {
+    match proxy.ledger.undelivered(&server, &key).await {
         Ok(found) => found.map(|r| r.task_id),
         Err(e) => {
             tracing::warn!("ledger: {e:#}");
@@ -173,11 +169,7 @@ pub async fn attach(ctx: &Ctx, task_id: &TaskId) {
     tracing::info!(task = %task_id, "a repeated call was attached to the work already running");
     let (server, id) = (proxy.server.clone(), task_id.clone());
     let detail = json!({ "host": host });
-    if let Err(e) = proxy
-        .ledger
-        .call(move |l| l.attached(&server, &id, &detail))
-        .await
-    {
+    if let Err(e) = proxy.ledger.attached(&server, &id, &detail).await {
         tracing::warn!("ledger: {e:#}");
     }
     if proxy.board.view(task_id).is_none() {
@@ -200,12 +192,7 @@ pub fn host_name(ctx: &Ctx) -> String {
 /// `task_id` serves this host's blocking call `key` from now on (recorded).
 pub async fn serve(ctx: &Ctx, task_id: &TaskId, key: &str) {
     let (server, id, key) = (ctx.proxy.server.clone(), task_id.clone(), key.to_string());
-    if let Err(e) = ctx
-        .proxy
-        .ledger
-        .call(move |l| l.set_call(&server, &id, &key))
-        .await
-    {
+    if let Err(e) = ctx.proxy.ledger.set_call(&server, &id, &key).await {
         tracing::warn!("ledger: {e:#}");
     }
 }
@@ -245,7 +232,7 @@ impl Waiting {
             let write = self
                 .proxy
                 .ledger
-                .call(move |l| l.set_delivery(&server, &id, Delivery::Settled));
+                .set_delivery(&server, &id, Delivery::Settled);
             if let Err(e) = write.await {
                 tracing::warn!("ledger: {e:#}");
             }
@@ -292,11 +279,7 @@ fn seconds(t: std::time::Instant) -> f64 {
 async fn gave_up(proxy: &Proxy, task_id: &TaskId, note: Value) {
     tracing::info!(task = %task_id, "the client stopped waiting; the task runs on");
     let (server, id) = (proxy.server.clone(), task_id.clone());
-    if let Err(e) = proxy
-        .ledger
-        .call(move |l| l.host_gave_up(&server, &id, &note))
-        .await
-    {
+    if let Err(e) = proxy.ledger.host_gave_up(&server, &id, &note).await {
         tracing::warn!("ledger: {e:#}");
     }
 }
@@ -312,11 +295,7 @@ pub async fn left_before_start(
     began: std::time::Instant,
 ) {
     let (server, id, key) = (proxy.server.clone(), task_id.clone(), key.to_string());
-    if let Err(e) = proxy
-        .ledger
-        .call(move |l| l.set_call(&server, &id, &key))
-        .await
-    {
+    if let Err(e) = proxy.ledger.set_call(&server, &id, &key).await {
         tracing::warn!("ledger: {e:#}");
     }
     let reason = why.reason().unwrap_or("the client went away");

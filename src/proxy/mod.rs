@@ -411,13 +411,12 @@ impl Proxy {
         if live.is_empty() {
             return;
         }
-        let (server, n) = (self.server.clone(), live.len());
-        let write = self.ledger.call(move |l| {
-            for id in &live {
-                l.mark_ended(&server, id, crate::ledger::Tombstone::ProxyLost)?;
-            }
-            Ok(())
-        });
+        let n = live.len();
+        let lost = crate::ledger::Tombstone::ProxyLost;
+        let ends = live
+            .iter()
+            .map(|id| self.ledger.mark_ended(&self.server, id, lost));
+        let write = crate::ledger::all(ends.collect());
         match write.await {
             Ok(()) => {
                 tracing::warn!("{n} running call(s) lost: the proxy stopped before they ended")
@@ -433,14 +432,12 @@ impl Proxy {
         if live.is_empty() {
             return;
         }
-        let server = self.server.clone();
         let n = live.len();
-        let write = self.ledger.call(move |l| {
-            for id in &live {
-                l.mark_ended(&server, id, crate::ledger::Tombstone::SessionLost)?;
-            }
-            Ok(())
-        });
+        let lost = crate::ledger::Tombstone::SessionLost;
+        let ends = live
+            .iter()
+            .map(|id| self.ledger.mark_ended(&self.server, id, lost));
+        let write = crate::ledger::all(ends.collect());
         match write.await {
             Ok(()) => tracing::info!("{n} unfinished task(s) ended with the stdio upstream"),
             Err(e) => tracing::warn!("ledger: {e:#}"),

@@ -404,10 +404,8 @@ impl Slot {
                 self.publish("completed", Some(r), None).await;
                 // The server's task serves the call from now on: never attach to this row.
                 if let (Some(proxy), Some(mine)) = (self.proxy.upgrade(), self.task_id()) {
-                    let server = proxy.server.clone();
-                    let settle = proxy.ledger.call(move |l| {
-                        l.set_delivery(&server, &mine, crate::ledger::Delivery::Settled)
-                    });
+                    let settled = crate::ledger::Delivery::Settled;
+                    let settle = proxy.ledger.set_delivery(&proxy.server, &mine, settled);
                     if let Err(e) = settle.await {
                         tracing::warn!("ledger: {e:#}");
                     }

@@ -207,8 +207,11 @@ impl ServerActor {
         self.apply(task, seq, UpdateSource::Create, None).await;
         if stored && self.ledger.is_some() {
             let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
-            let ids = vec![task_id.clone()];
-            self.ledger_queue(move |l| l.claim(&server, &ids, &owner, ttl).map(drop));
+            let ids = [task_id.clone()];
+            self.ledger_queue(|l| {
+                let claim = l.claim(&server, &ids, &owner, ttl);
+                Box::pin(async move { claim.await.map(drop) })
+            });
         }
         self.reschedule(&task_id);
         self.update_listen_ids();

@@ -5,6 +5,7 @@
 //! Must not block on the network: calls run in spawned tasks that report `Internal`s.
 
 use super::*;
+use crate::ledger;
 
 /// Where an answer or a cancel goes.
 enum Route {
@@ -258,22 +259,17 @@ impl ServerActor {
         };
         let local = self.tasks.get(&task_id).is_some_and(|t| t.local);
         // The timeline says what was sent before the status change it causes.
-        let (server, id, sent) = (self.id(), task_id.clone(), responses.clone());
-        self.ledger_queue(move |l| {
-            for (key, resp) in &sent {
+        let server = self.id();
+        self.ledger_queue(|l| {
+            let events = responses.iter().map(|(key, resp)| {
                 let action = resp
                     .get("action")
                     .and_then(Value::as_str)
                     .unwrap_or("accept");
-                l.record_event(
-                    &server,
-                    &id,
-                    EventKind::InputSent,
-                    None,
-                    &json!({ "key": key, "action": action }),
-                )?;
-            }
-            Ok(())
+                let detail = json!({ "key": key, "action": action });
+                l.record_event(&server, &task_id, EventKind::InputSent, None, &detail)
+            });
+            ledger::all(events.collect())
         });
         if local {
             // The proxy that runs the call answers its server's requests.
@@ -427,18 +423,19 @@ impl ServerActor {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.answered.extend(keys.iter().cloned());
                 }
-                self.ledger(move |l| {
-                    for (key, resp) in &responses {
-                        let action = resp
-                            .get("action")
-                            .and_then(Value::as_str)
-                            .unwrap_or("accept");
-                        l.mark_answered(&server, &id, key, action)?;
-                    }
-                    if let Some(req) = request {
-                        l.complete_request(req, None)?;
-                    }
-                    Ok(())
+                self.ledger(|l| {
+                    let mut ops: Vec<_> = responses
+                        .iter()
+                        .map(|(key, resp)| {
+                            let action = resp
+                                .get("action")
+                                .and_then(Value::as_str)
+                                .unwrap_or("accept");
+                            l.mark_answered(&server, &id, key, action)
+                        })
+                        .collect();
+                    ops.extend(request.map(|req| l.complete_request(req, None)));
+                    ledger::all(ops)
                 })
                 .await;
                 self.emit(EngineEvent::AnswerSent {
@@ -454,18 +451,12 @@ impl ServerActor {
                 self.stats.error();
                 let failure = Failure::of(&e, &task_id);
                 let why = failure.text().to_string();
-                self.ledger_queue(move |l| {
-                    l.record_event(
-                        &server,
-                        &id,
-                        EventKind::Error,
-                        None,
-                        &json!({ "answer": why }),
-                    )?;
-                    if let Some(req) = request {
-                        l.complete_request(req, Some(&why))?;
-                    }
-                    Ok(())
+                self.ledger_queue(|l| {
+                    let detail = json!({ "answer": why });
+                    let mut ops =
+                        vec![l.record_event(&server, &id, EventKind::Error, None, &detail)];
+                    ops.extend(request.map(|req| l.complete_request(req, Some(&why))));
+                    ledger::all(ops)
                 });
                 if matches!(e, McpError::SessionLost) {
                     self.session_lost(&task_id).await;
@@ -496,12 +487,12 @@ impl ServerActor {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.cancel_requested = true;
                 }
-                self.ledger(move |l| {
-                    l.record_event(&server, &id, EventKind::CancelAcked, None, &json!({}))?;
-                    if let Some(req) = request {
-                        l.complete_request(req, None)?;
-                    }
-                    Ok(())
+                self.ledger(|l| {
+                    let detail = json!({});
+                    let mut ops =
+                        vec![l.record_event(&server, &id, EventKind::CancelAcked, None, &detail)];
+                    ops.extend(request.map(|req| l.complete_request(req, None)));
+                    ledger::all(ops)
                 })
                 .await;
                 self.emit(EngineEvent::CancelSent {

@@ -32,17 +32,20 @@ impl ServerActor {
             return;
         };
         let (server, history) = (self.id(), self.cfg.history);
-        let (tx, mut chunks) = mpsc::channel::<(usize, Vec<TaskRecord>)>(2);
-        let read = ledger.submit(move |l| {
-            // Only finished tasks are reported in chunks, and only with history.
-            let total = if history { l.count_server(&server)? } else { 0 };
-            l.scan_server(&server, history, RESUME_CHUNK, |c| {
-                tx.blocking_send((total, c)).is_ok()
-            })
-        });
+        let (tx, mut chunks) = mpsc::channel::<Vec<TaskRecord>>(2);
+        // Only finished tasks are reported in chunks, and only with history.
+        let total = if history {
+            ledger.count_server(&server).await
+        } else {
+            Ok(0)
+        };
+        let (total, read): (usize, Op<()>) = match total {
+            Ok(n) => (n, ledger.scan_server(&server, history, RESUME_CHUNK, tx)),
+            Err(e) => (0, Box::pin(async move { Err(e) })),
+        };
         let mut unfinished = Vec::new();
         let mut read_so_far = 0;
-        while let Some((total, chunk)) = chunks.recv().await {
+        while let Some(chunk) = chunks.recv().await {
             read_so_far += chunk.len();
             let mut tasks = Vec::with_capacity(chunk.len());
             for rec in chunk {
@@ -66,13 +69,7 @@ impl ServerActor {
                 self.report_note(&id).await;
             }
         }
-        let outcome = match read {
-            Ok(done) => done
-                .await
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("ledger stopped"))),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = outcome {
+        if let Err(e) = read.await {
             tracing::warn!("ledger: {e:#}");
             self.notice(NoticeLevel::Error, format!("ledger read failed: {e:#}"))
                 .await;
@@ -232,12 +229,13 @@ impl ServerActor {
     /// when the ledger cannot say).
     async fn by_follower(&self, ids: Vec<TaskId>) -> (Vec<TaskId>, Vec<TaskId>) {
         let (server, owner) = (self.id(), self.owner.clone());
-        self.ledger(move |l| {
-            let taken = l.followed_by_others(&server, &ids, &owner)?;
-            Ok(ids.into_iter().partition(|id| taken.contains(id)))
-        })
-        .await
-        .unwrap_or_default()
+        let Some(taken) = self
+            .ledger(|l| l.followed_by_others(&server, &ids, &owner))
+            .await
+        else {
+            return Default::default();
+        };
+        ids.into_iter().partition(|id| taken.contains(id))
     }
 
     /// Owned tasks whose lease another live process holds now (ours lapsed while this
@@ -302,9 +300,13 @@ impl ServerActor {
         let (owner, ttl) = (self.owner.clone(), self.cfg.lease_ttl);
         // One trip to the ledger thread: record it, read it back, take its lease.
         let (recorded, claimed) = self
-            .ledger(move |l| {
-                let claimed = l.track_and_claim(&server, era, &id, session, &owner, ttl)?;
-                Ok((l.get(&server, &id)?, claimed))
+            .ledger(|l| {
+                let claimed = l.track_and_claim(&server, era, &id, session, &owner, ttl);
+                let recorded = l.get(&server, &id);
+                Box::pin(async move {
+                    let claimed = claimed.await?;
+                    Ok((recorded.await?, claimed))
+                })
             })
             .await
             .unwrap_or((None, true));

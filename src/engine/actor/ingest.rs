@@ -78,7 +78,7 @@ impl ServerActor {
         if write && !new_inputs.is_empty() {
             // A request is shown only once it is on disk: a follower killed right after
             // showing it leaves it to the next one.
-            self.ledger(|_| Ok(())).await;
+            self.ledger(|l| l.flush()).await;
         }
         for (key, request) in new_inputs {
             self.emit(EngineEvent::InputRequested {

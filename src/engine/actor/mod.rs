@@ -7,8 +7,10 @@
 //! results come back as `Internal` messages, so the actor never blocks on the network.
 //! Must not import ratatui or crossterm.
 
+use futures::FutureExt;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -23,7 +25,8 @@ use super::stats::RequestStats;
 use super::tracker::TrackedTask;
 use super::{EngineConfig, ServerSpec};
 use crate::ledger::{
-    EventKind, LedgerHandle, OutboxKind, OutboxOutcome, OutboxRequest, Owner, TaskRecord,
+    EventKind, Ledger, LedgerHandle, Op, OutboxKind, OutboxOutcome, OutboxRequest, Owner,
+    TaskRecord,
 };
 use crate::mcp::{
     CallOutcome, Era, ErrorObject, McpClient, McpError, ServerPush, Task, TaskStatus, ToolInfo,
@@ -246,30 +249,31 @@ impl ServerActor {
         }
     }
 
-    /// Run `f` on the ledger thread; a failure is logged and shown, and gives `None`.
-    async fn ledger<R: Send + 'static>(
+    /// Call a ledger operation now (`op` names it) and await it; a failure is logged and
+    /// shown, and gives `None` (as does having no ledger).
+    fn ledger<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&crate::ledger::Ledger) -> anyhow::Result<R> + Send + 'static,
-    ) -> Option<R> {
-        let ledger = self.ledger.as_ref()?;
-        match ledger.call(f).await {
-            Ok(r) => Some(r),
-            Err(e) => {
-                tracing::warn!("ledger: {e:#}");
-                self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}"))
-                    .await;
-                None
+        op: impl FnOnce(&dyn Ledger) -> Op<R>,
+    ) -> impl Future<Output = Option<R>> + '_ {
+        // Called here, not when awaited: the operation is queued in call order.
+        let pending = self.ledger.as_deref().map(op);
+        async move {
+            match pending?.await {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::warn!("ledger: {e:#}");
+                    self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}"))
+                        .await;
+                    None
+                }
             }
         }
     }
 
-    /// Queue a ledger job without waiting (it runs before any later job).
-    fn ledger_queue(
-        &self,
-        f: impl FnOnce(&crate::ledger::Ledger) -> anyhow::Result<()> + Send + 'static,
-    ) {
-        if let Some(ledger) = &self.ledger
-            && let Err(e) = ledger.submit(f)
+    /// Call a ledger operation without waiting for it (it runs before any later one).
+    fn ledger_queue(&self, op: impl FnOnce(&dyn Ledger) -> Op<()>) {
+        if let Some(ledger) = self.ledger.as_deref()
+            && let Some(Err(e)) = op(ledger).now_or_never()
         {
             tracing::warn!("ledger: {e:#}");
         }
@@ -328,12 +332,12 @@ impl ServerActor {
             self.flush_quiet_polls(&id);
         }
         // Queued snapshots are on disk before the engine stops.
-        self.ledger(|_| Ok(())).await;
+        self.ledger(|l| l.flush()).await;
         if let Some(t) = self.push_task.take() {
             t.abort();
         }
         for (id, a) in std::mem::take(&mut self.awaited) {
-            self.ledger_queue(move |l| l.abandon_request(id, "the requester stopped waiting"));
+            self.ledger_queue(|l| l.abandon_request(id, "the requester stopped waiting"));
             tracing::debug!(task = %a.task_id, "gave up waiting for an outbox request");
         }
         if let Some(c) = self.client.take() {

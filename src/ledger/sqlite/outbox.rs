@@ -8,61 +8,15 @@
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 
-use super::Ledger;
-use super::db::now_ms;
+use super::db::Db;
+use super::tx::now_ms;
 use crate::ids::{ServerId, TaskId};
-
-/// What is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutboxKind {
-    /// `payload` is the `{key: response}` map of one `tasks/update`.
-    Answer,
-    Cancel,
-}
-
-impl OutboxKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            OutboxKind::Answer => "answer",
-            OutboxKind::Cancel => "cancel",
-        }
-    }
-
-    fn parse(s: &str) -> Option<OutboxKind> {
-        match s {
-            "answer" => Some(OutboxKind::Answer),
-            "cancel" => Some(OutboxKind::Cancel),
-            _ => None,
-        }
-    }
-}
-
-/// An open request, for the process following its task.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutboxRequest {
-    pub id: i64,
-    pub server: ServerId,
-    pub task_id: TaskId,
-    pub kind: OutboxKind,
-    pub payload: Value,
-}
-
-/// A finished request, for the process that made it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutboxOutcome {
-    pub id: i64,
-    pub server: ServerId,
-    pub task_id: TaskId,
-    pub kind: OutboxKind,
-    pub payload: Value,
-    /// `None` on success, else why it failed.
-    pub error: Option<String>,
-}
+use crate::ledger::{OutboxKind, OutboxOutcome, OutboxRequest};
 
 /// Open requests read per call at most.
 const OPEN_MAX: i64 = 1000;
 
-impl Ledger {
+impl Db {
     /// Ask the process following a task to carry out `kind`. Returns the request's id.
     pub fn request(
         &self,

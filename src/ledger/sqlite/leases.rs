@@ -11,60 +11,12 @@ use std::time::Duration;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Ledger;
-use super::db::{WriteTx, now_ms};
+use super::db::Db;
+use super::tx::{WriteTx, now_ms};
 use super::write::tracked_in;
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::{Owner, owner_alive};
 use crate::mcp::types::Era;
-
-/// This process's follower token: `<pid>:<random>`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Owner(String);
-
-impl Owner {
-    /// A token for this process (unique per engine, so two engines in one process differ).
-    pub fn new() -> Owner {
-        let rand = uuid::Uuid::new_v4().simple().to_string();
-        Owner(format!("{}:{}", std::process::id(), &rand[..12]))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for Owner {
-    fn default() -> Self {
-        Owner::new()
-    }
-}
-
-/// Whether the process behind an owner token may still be running: false only when its pid
-/// is certainly gone or has exited (Linux `/proc`: no such process, or a zombie whose exit
-/// status waits for its parent); elsewhere the lease's expiry decides.
-pub fn owner_alive(owner: &str) -> bool {
-    let Some(pid) = owner.split(':').next().and_then(|p| p.parse::<u32>().ok()) else {
-        return true;
-    };
-    let proc_dir = std::path::Path::new("/proc");
-    if !proc_dir.join("self").exists() {
-        return true;
-    }
-    let dir = proc_dir.join(pid.to_string());
-    if !dir.exists() {
-        return false;
-    }
-    match std::fs::read_to_string(dir.join("stat")) {
-        // `pid (comm) state …`: the state follows the last `)`.
-        Ok(stat) => !matches!(
-            stat.rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().next()),
-            Some("Z" | "X")
-        ),
-        Err(_) => true,
-    }
-}
 
 /// Until when the lease of follows row `f` holds: its own `until`, or its owner's
 /// heartbeat if later.
@@ -74,7 +26,7 @@ macro_rules! lease_until {
     };
 }
 
-/// [`Ledger::claim`] inside a write transaction.
+/// [`Db::claim`] inside a write transaction.
 pub(super) fn claim_in(
     tx: &WriteTx<'_>,
     server: &ServerId,
@@ -123,7 +75,7 @@ fn until(ttl: Duration) -> i64 {
     now_ms().saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
 }
 
-impl Ledger {
+impl Db {
     /// Take or keep the lease on each task for `ttl`; returns the ids `owner` now follows.
     /// A task whose lease another live process holds is left to it. Ids not in the ledger
     /// are skipped.
@@ -140,7 +92,7 @@ impl Ledger {
         Ok(owned)
     }
 
-    /// Record a task followed by id (as [`Ledger::record_tracked`]) and take its lease, in
+    /// Record a task followed by id (as [`Db::record_tracked`]) and take its lease, in
     /// one transaction. Returns whether `owner` now follows it.
     pub fn track_and_claim(
         &self,

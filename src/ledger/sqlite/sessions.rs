@@ -8,38 +8,13 @@
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
-use super::db::now_ms;
+use super::db::Db;
+use super::tx::now_ms;
 use super::write::tombstone;
-use super::{Ledger, Tombstone};
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::{SessionRecord, Tombstone};
 
-/// One legacy session taskrail opened.
-#[derive(Clone, PartialEq)]
-pub struct SessionRecord {
-    pub id: i64,
-    pub server: ServerId,
-    /// The `Mcp-Session-Id` (a secret).
-    pub session_id: String,
-    pub protocol_version: String,
-    /// The server's `initialize` capabilities.
-    pub capabilities: Value,
-    pub server_name: Option<String>,
-    pub lost: bool,
-}
-
-impl std::fmt::Debug for SessionRecord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionRecord")
-            .field("id", &self.id)
-            .field("server", &self.server)
-            .field("session_id", &"<secret>")
-            .field("protocol_version", &self.protocol_version)
-            .field("lost", &self.lost)
-            .finish()
-    }
-}
-
-impl Ledger {
+impl Db {
     /// Remember a session (idempotent per server and session id). Returns its row id.
     pub fn record_session(
         &self,

@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::db::WriteTx;
-use super::write::{ensure_task, push_event};
-use super::{EventKind, Ledger};
+use super::tx::{WriteTx, ensure_task, push_event};
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::EventKind;
 
 /// The longest pending bookkeeping waits for a write to ride along with.
 pub(super) const FLUSH_EVERY: Duration = Duration::from_secs(60);
@@ -41,92 +40,59 @@ pub(super) struct Lazy {
 }
 
 impl Lazy {
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.seen.is_empty() && self.polls.is_empty()
     }
 
     fn noted(&mut self) {
         self.since.get_or_insert_with(Instant::now);
     }
-}
 
-impl Ledger {
+    /// Whether the oldest pending item has waited [`FLUSH_EVERY`].
+    pub(super) fn due(&self) -> bool {
+        self.since.is_some_and(|s| s.elapsed() >= FLUSH_EVERY)
+    }
+
     /// Remember that task row `row` was seen unchanged at `at`.
-    pub(super) fn note_seen(&self, row: i64, at: i64) -> anyhow::Result<()> {
-        {
-            let mut lazy = self.lazy.borrow_mut();
-            let seen = lazy.seen.entry(row).or_insert(at);
-            *seen = (*seen).max(at);
-            lazy.noted();
-        }
-        self.flush_if_due()
+    pub(super) fn note_seen(&mut self, row: i64, at: i64) {
+        let seen = self.seen.entry(row).or_insert(at);
+        *seen = (*seen).max(at);
+        self.noted();
     }
 
     /// Keep a `polls` event for later.
     pub(super) fn defer_polls(
-        &self,
+        &mut self,
         server: &ServerId,
         task_id: &TaskId,
         at: i64,
         detail: &Value,
-    ) -> anyhow::Result<()> {
-        {
-            let mut lazy = self.lazy.borrow_mut();
-            lazy.polls.push(PendingPolls {
-                server: server.clone(),
-                task_id: task_id.clone(),
-                at,
-                detail: detail.clone(),
-            });
-            lazy.noted();
-        }
-        self.flush_if_due()
+    ) {
+        self.polls.push(PendingPolls {
+            server: server.clone(),
+            task_id: task_id.clone(),
+            at,
+            detail: detail.clone(),
+        });
+        self.noted();
     }
 
     /// Write everything pending inside `tx` (every write transaction does this first, so
     /// the timeline keeps the order in which things were noted).
-    pub(super) fn write_pending(&self, tx: &WriteTx<'_>) -> anyhow::Result<()> {
-        let lazy = std::mem::take(&mut *self.lazy.borrow_mut());
-        if lazy.is_empty() {
+    pub(super) fn write(self, tx: &WriteTx<'_>) -> anyhow::Result<()> {
+        if self.is_empty() {
             return Ok(());
         }
-        for (row, at) in lazy.seen {
+        for (row, at) in self.seen {
             tx.prepare_cached(
                 "UPDATE tasks SET last_seen = max(coalesce(last_seen, 0), ?2) WHERE id = ?1",
             )?
             .execute(rusqlite::params![row, at])?;
         }
-        for p in lazy.polls {
+        for p in self.polls {
             let (id, _) = ensure_task(tx, &p.server, &p.task_id, None, p.at)?;
             push_event(tx, id, p.at, EventKind::Polls, None, &p.detail)?;
         }
         Ok(())
-    }
-
-    /// Write what is pending now, in a transaction of its own if there is anything.
-    pub fn flush_pending(&self) -> anyhow::Result<()> {
-        if self.lazy.borrow().is_empty() {
-            return Ok(());
-        }
-        self.write_tx()?.commit()?;
-        Ok(())
-    }
-
-    fn flush_if_due(&self) -> anyhow::Result<()> {
-        let due = self
-            .lazy
-            .borrow()
-            .since
-            .is_some_and(|s| s.elapsed() >= FLUSH_EVERY);
-        if due {
-            self.flush_pending()?;
-        }
-        Ok(())
-    }
-
-    /// Whether anything waits to be written (tests).
-    #[cfg(test)]
-    pub(super) fn has_pending(&self) -> bool {
-        !self.lazy.borrow().is_empty()
     }
 }

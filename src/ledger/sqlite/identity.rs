@@ -6,10 +6,10 @@
 
 use rusqlite::params;
 
-use super::Ledger;
+use super::db::Db;
 use crate::ids::ServerId;
 
-impl Ledger {
+impl Db {
     /// Re-key every stored server id `s` with `canon(s) != s` to `canon(s)`. A task stored
     /// under both keeps the canonical row, which gains the other row's events and answered
     /// keys. Returns how many task rows moved or merged.

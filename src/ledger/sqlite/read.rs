@@ -8,22 +8,14 @@ use std::time::Duration;
 use anyhow::bail;
 use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Params, Row, params};
-use serde::Serialize;
 use serde_json::Value;
 
-use super::db::{from_ms, from_sql_u64, now_ms};
+use super::db::Db;
 use super::lean::lean_snapshot;
-use super::{EventKind, EventRecord, Ledger, Origin, TaskRecord, Tombstone};
+use super::tx::{from_ms, from_sql_u64, now_ms};
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::{AnsweredKey, EventKind, EventRecord, Origin, TaskRecord, Tombstone};
 use crate::mcp::types::{Era, Task};
-
-/// One answered input key with when and how it was answered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AnsweredKey {
-    pub key: String,
-    pub action: String,
-    pub at: DateTime<Utc>,
-}
 
 /// The columns [`task_from_row`] maps, with the arguments and snapshot columns given.
 macro_rules! select_task {
@@ -148,7 +140,7 @@ fn task_from_row_with(
     })
 }
 
-impl Ledger {
+impl Db {
     fn query_tasks<P: Params>(&self, tail: &str, params: P) -> anyhow::Result<Vec<TaskRecord>> {
         let mut stmt = self.conn.prepare_cached(&format!("{SELECT_TASK} {tail}"))?;
         let rows = stmt.query_map(params, task_from_row)?;
@@ -277,7 +269,7 @@ impl Ledger {
     }
 }
 
-impl Ledger {
+impl Db {
     /// Every server with an unfinished task, by id.
     pub fn servers_with_open_tasks(&self) -> anyhow::Result<Vec<crate::ids::ServerId>> {
         let mut stmt = self.conn.prepare_cached(
@@ -288,7 +280,7 @@ impl Ledger {
     }
 }
 
-/// The statement of [`Ledger::scan_server`]: two texts, so each gets the plan that walks
+/// The statement of [`Db::scan_server`]: two texts, so each gets the plan that walks
 /// an index in this order instead of sorting every row.
 fn scan_sql(include_terminal: bool) -> String {
     let which = if include_terminal {
@@ -312,8 +304,8 @@ fn scan_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     Ok(rec)
 }
 
-impl Ledger {
-    /// How many tasks the ledger holds for `server` (what [`Ledger::scan_server`] reads with
+impl Db {
+    /// How many tasks the ledger holds for `server` (what [`Db::scan_server`] reads with
     /// `include_terminal`), counted from the index alone.
     pub fn count_server(&self, server: &crate::ids::ServerId) -> anyhow::Result<usize> {
         let mut stmt = self
@@ -354,7 +346,7 @@ impl Ledger {
 mod tests {
     use super::*;
 
-    fn record(ledger: &Ledger, task: serde_json::Value, arguments: serde_json::Value) {
+    fn record(ledger: &Db, task: serde_json::Value, arguments: serde_json::Value) {
         let task = crate::mcp::Task::from_wire(&task).unwrap();
         ledger
             .record_created(crate::ledger::NewTask {
@@ -375,7 +367,7 @@ mod tests {
     #[test]
     fn resuming_reads_finished_tasks_lean() {
         let dir = tempfile::tempdir().unwrap();
-        let ledger = Ledger::open(&dir.path().join("l.db")).unwrap();
+        let ledger = Db::open(&dir.path().join("l.db")).unwrap();
         let result = serde_json::json!({"content": [{"type": "text", "text": "big"}]});
         let tool_error =
             serde_json::json!({"isError": true, "content": [{"type": "text", "text": "boom"}]});
@@ -451,7 +443,7 @@ mod tests {
     #[test]
     fn a_broken_snapshot_does_not_stop_resuming() {
         let dir = tempfile::tempdir().unwrap();
-        let ledger = Ledger::open(&dir.path().join("l.db")).unwrap();
+        let ledger = Db::open(&dir.path().join("l.db")).unwrap();
         record(
             &ledger,
             serde_json::json!({"taskId": "a", "status": "completed"}),
@@ -476,7 +468,7 @@ mod tests {
     #[test]
     fn scanning_a_server_sorts_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let ledger = Ledger::open(&dir.path().join("l.db")).unwrap();
+        let ledger = Db::open(&dir.path().join("l.db")).unwrap();
         for history in [true, false] {
             let plan: Vec<String> = ledger
                 .conn

@@ -8,33 +8,14 @@
 
 use rusqlite::params;
 
-use super::outbox::{OutboxOutcome, OutboxRequest};
+use super::db::Db;
 use super::read::{SELECT_TASK, task_from_row};
-use super::{Ledger, TaskRecord};
+use crate::ledger::{Changes, Cursor};
 
-/// Task rows returned by one [`Ledger::changes`] call at most; `more` says to ask again.
+/// Task rows returned by one [`Db::changes`] call at most; `more` says to ask again.
 pub const FEED_BATCH: usize = 2000;
 
-/// Where a reader of the feed is: the last (change number, row id) it has seen.
-pub type Cursor = (i64, i64);
-
-/// What other processes changed since a cursor.
-#[derive(Debug, Default)]
-pub struct Changes {
-    /// Pass this to the next call.
-    pub cursor: Cursor,
-    /// Task rows changed since the previous cursor (by anyone, this process included),
-    /// oldest change first.
-    pub tasks: Vec<TaskRecord>,
-    /// Open requests for tasks the caller follows.
-    pub requests: Vec<OutboxRequest>,
-    /// Outcomes of requests the caller made, finished since the previous cursor.
-    pub outcomes: Vec<OutboxOutcome>,
-    /// The batch was cut at [`FEED_BATCH`]: call again at once.
-    pub more: bool,
-}
-
-impl Ledger {
+impl Db {
     /// The cursor of "now": a reader starting here sees only later changes.
     pub fn feed_cursor(&self) -> anyhow::Result<Cursor> {
         let seq: i64 =
@@ -61,7 +42,7 @@ impl Ledger {
     /// A check for [`LedgerHandle::watch`](super::LedgerHandle::watch): true when another
     /// connection committed since its previous call (and on the first call, or when the
     /// ledger cannot be read, so that the reader looks and reports).
-    pub fn other_writes() -> impl FnMut(&Ledger) -> bool + Send + 'static {
+    pub fn other_writes() -> impl FnMut(&Db) -> bool + Send + 'static {
         let mut seen = None;
         move |ledger| match ledger.data_version() {
             Ok(v) => seen.replace(v) != Some(v),

@@ -9,25 +9,15 @@
 use rusqlite::params;
 use serde_json::Value;
 
-use super::db::now_ms;
+use super::db::Db;
 use super::leases::claim_in;
 use super::read::SELECT_TASK;
-use super::write::{NewTask, ensure_task, push_event, record_created_in};
-use super::{EventKind, Ledger, Owner, TaskRecord};
+use super::tx::{ensure_task, now_ms, push_event};
+use super::write::record_created_in;
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::{Delivery, EventKind, NewTask, Owner, TaskRecord};
 
-/// Where a call's result stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delivery {
-    /// A host waits for it.
-    Waiting = 0,
-    /// Its host stopped waiting before the result: a repeated call may attach.
-    Undelivered = 1,
-    /// A host received the result (or asked to stop the work): never handed out again.
-    Settled = 2,
-}
-
-impl Ledger {
+impl Db {
     /// Record a task of a proxy's own (see [`super::Origin::Proxy`]) and take its lease,
     /// in one transaction: no other process ever sees it without its origin or its owner.
     pub fn record_proxy_task(
@@ -138,9 +128,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn ledger() -> (tempfile::TempDir, Ledger) {
+    fn ledger() -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let l = Ledger::open(&dir.path().join("l.db")).unwrap_or_else(|e| panic!("{e}"));
+        let l = Db::open(&dir.path().join("l.db")).unwrap_or_else(|e| panic!("{e}"));
         (dir, l)
     }
 

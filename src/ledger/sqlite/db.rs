@@ -1,6 +1,6 @@
 //! Opening the ledger file: location, permissions, connection pragmas and migrations.
 //!
-//! Owns `Ledger` (one `rusqlite::Connection`) and the helpers every query shares (clock,
+//! Owns `Db` (one `rusqlite::Connection`) and the helpers every query shares (clock,
 //! write transactions, time conversion). Must not log task ids.
 
 use std::cell::{Cell, RefCell};
@@ -9,14 +9,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
+use serde_json::Value;
 
 use super::lazy::Lazy;
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
-
-/// Environment variable overriding the default ledger location.
-pub const DB_ENV: &str = "TASKRAIL_DB";
+use super::tx::WriteTx;
+use crate::ids::{ServerId, TaskId};
 
 /// How long a writer waits for another process's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -25,7 +24,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 ///
 /// Every write is a short `BEGIN IMMEDIATE` transaction, committed before the method
 /// returns, so a dashboard and a CLI process can share the file.
-pub struct Ledger {
+pub struct Db {
     pub(super) conn: Connection,
     path: PathBuf,
     /// `PRAGMA data_version` when the feed last looked (changes when another connection
@@ -35,7 +34,7 @@ pub struct Ledger {
     pub(super) lazy: RefCell<Lazy>,
 }
 
-impl Drop for Ledger {
+impl Drop for Db {
     fn drop(&mut self) {
         if let Err(e) = self.flush_pending() {
             tracing::warn!("ledger: writing poll bookkeeping on close failed: {e:#}");
@@ -43,35 +42,30 @@ impl Drop for Ledger {
     }
 }
 
-impl std::fmt::Debug for Ledger {
+impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ledger").field("path", &self.path).finish()
+        f.debug_struct("Db").field("path", &self.path).finish()
     }
 }
 
-impl Ledger {
+impl Db {
     /// Open (creating if needed) the ledger at `path` and bring its schema up to date.
     ///
     /// Creates missing parent directories (mode 0700 on Unix), creates the file with mode
     /// 0600 and tightens an existing file to 0600. Fails if the file was written by a newer
     /// taskrail with a schema version this build does not know.
-    pub fn open(path: &Path) -> anyhow::Result<Ledger> {
+    pub fn open(path: &Path) -> anyhow::Result<Db> {
         prepare_file(path)?;
         let conn =
             Connection::open(path).with_context(|| format!("opening ledger {}", path.display()))?;
         configure(&conn).with_context(|| format!("configuring ledger {}", path.display()))?;
         migrate(&conn, path)?;
-        Ok(Ledger {
+        Ok(Db {
             conn,
             path: path.to_path_buf(),
             data_version: Cell::new(None),
             lazy: RefCell::new(Lazy::default()),
         })
-    }
-
-    /// `$TASKRAIL_DB` if set and non-empty, else `<data dir>/taskrail/ledger.db`.
-    pub fn default_path() -> anyhow::Result<PathBuf> {
-        resolve_default_path(std::env::var_os(DB_ENV))
     }
 
     /// The file this ledger was opened from.
@@ -83,69 +77,53 @@ impl Ledger {
     /// waits in `busy_timeout` instead of failing on a lock upgrade. Pending poll
     /// bookkeeping is written first, in the same transaction.
     pub(super) fn write_tx(&self) -> anyhow::Result<WriteTx<'_>> {
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .context("starting a ledger write transaction")?;
-        let tx = WriteTx {
-            tx,
-            seq: Cell::new(None),
-        };
-        self.write_pending(&tx)?;
+        let tx = WriteTx::begin(&self.conn)?;
+        let pending = std::mem::take(&mut *self.lazy.borrow_mut());
+        pending.write(&tx)?;
         Ok(tx)
     }
-}
 
-/// A write transaction that stamps the task rows it changes with one new change number
-/// (`meta.change_seq + 1`), so other processes can ask for "what changed since N".
-pub(super) struct WriteTx<'c> {
-    tx: Transaction<'c>,
-    seq: Cell<Option<i64>>,
-}
-
-impl<'c> std::ops::Deref for WriteTx<'c> {
-    type Target = Transaction<'c>;
-    fn deref(&self) -> &Transaction<'c> {
-        &self.tx
+    /// Remember that task row `row` was seen unchanged at `at` (written lazily).
+    pub(super) fn note_seen(&self, row: i64, at: i64) -> anyhow::Result<()> {
+        self.lazy.borrow_mut().note_seen(row, at);
+        self.flush_if_due()
     }
-}
 
-impl WriteTx<'_> {
-    /// This transaction's change number (taken on first use).
-    pub(super) fn seq(&self) -> rusqlite::Result<i64> {
-        if let Some(s) = self.seq.get() {
-            return Ok(s);
+    /// Keep a `polls` event for later (written lazily).
+    pub(super) fn defer_polls(
+        &self,
+        server: &ServerId,
+        task_id: &TaskId,
+        at: i64,
+        detail: &Value,
+    ) -> anyhow::Result<()> {
+        self.lazy
+            .borrow_mut()
+            .defer_polls(server, task_id, at, detail);
+        self.flush_if_due()
+    }
+
+    /// Write what is pending now, in a transaction of its own if there is anything.
+    pub fn flush_pending(&self) -> anyhow::Result<()> {
+        if self.lazy.borrow().is_empty() {
+            return Ok(());
         }
-        let s: i64 = self
-            .tx
-            .prepare_cached(
-                "UPDATE meta SET value = value + 1 WHERE key = 'change_seq' RETURNING value",
-            )?
-            .query_row([], |r| r.get(0))?;
-        self.seq.set(Some(s));
-        Ok(s)
-    }
-
-    /// Mark a task row as changed by this transaction.
-    pub(super) fn touch(&self, task_row: i64) -> rusqlite::Result<()> {
-        let seq = self.seq()?;
-        self.tx
-            .prepare_cached("UPDATE tasks SET changed_seq = ?2 WHERE id = ?1")?
-            .execute(rusqlite::params![task_row, seq])?;
+        self.write_tx()?.commit()?;
         Ok(())
     }
 
-    pub(super) fn commit(self) -> rusqlite::Result<()> {
-        self.tx.commit()
+    fn flush_if_due(&self) -> anyhow::Result<()> {
+        if self.lazy.borrow().due() {
+            self.flush_pending()?;
+        }
+        Ok(())
     }
-}
 
-fn resolve_default_path(env: Option<std::ffi::OsString>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = env.filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(p));
+    /// Whether anything waits to be written (tests).
+    #[cfg(test)]
+    pub(super) fn has_pending(&self) -> bool {
+        !self.lazy.borrow().is_empty()
     }
-    let dirs = directories::ProjectDirs::from("", "", "taskrail").context(
-        "cannot find a home directory for the ledger; set TASKRAIL_DB or pass --db PATH",
-    )?;
-    Ok(dirs.data_dir().join("ledger.db"))
 }
 
 /// Create parent directories and the file itself with owner-only permissions.
@@ -260,26 +238,6 @@ fn migrate(conn: &Connection, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub(super) fn now_ms() -> i64 {
-    Utc::now().timestamp_millis()
-}
-
-/// Stored milliseconds → timestamp (out-of-range values clamp to the epoch).
-pub(super) fn from_ms(ms: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_millis(ms).unwrap_or_default()
-}
-
-/// Optional u64 → SQLite integer (values beyond `i64::MAX` saturate).
-pub(super) fn to_sql_u64(v: Option<u64>) -> Option<i64> {
-    v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
-}
-
-/// SQLite integer → optional u64 (negative values are dropped).
-pub(super) fn from_sql_u64(v: Option<i64>) -> Option<u64> {
-    v.and_then(|v| u64::try_from(v).ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,7 +251,7 @@ mod tests {
     #[test]
     fn open_creates_parents_and_sets_pragmas() {
         let (_dir, path) = temp_db();
-        let ledger = Ledger::open(&path).unwrap();
+        let ledger = Db::open(&path).unwrap();
         assert_eq!(ledger.path(), path.as_path());
         let c = &ledger.conn;
         let mode: String = c
@@ -318,10 +276,10 @@ mod tests {
     fn migrations_set_user_version_and_reopen_cleanly() {
         let (_dir, path) = temp_db();
         {
-            let ledger = Ledger::open(&path).unwrap();
+            let ledger = Db::open(&path).unwrap();
             assert_eq!(user_version(&ledger.conn).unwrap(), SCHEMA_VERSION);
         }
-        let ledger = Ledger::open(&path).unwrap();
+        let ledger = Db::open(&path).unwrap();
         assert_eq!(user_version(&ledger.conn).unwrap(), SCHEMA_VERSION);
         let tables: i64 = ledger
             .conn
@@ -339,13 +297,13 @@ mod tests {
     fn future_schema_version_is_rejected() {
         let (_dir, path) = temp_db();
         {
-            let ledger = Ledger::open(&path).unwrap();
+            let ledger = Db::open(&path).unwrap();
             ledger
                 .conn
                 .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
                 .unwrap();
         }
-        let err = Ledger::open(&path).unwrap_err().to_string();
+        let err = Db::open(&path).unwrap_err().to_string();
         assert!(err.contains("newer"), "{err}");
         assert!(err.contains(&format!("{}", SCHEMA_VERSION + 1)), "{err}");
     }
@@ -355,7 +313,7 @@ mod tests {
     fn new_file_is_owner_only() {
         use std::os::unix::fs::PermissionsExt;
         let (_dir, path) = temp_db();
-        let _ledger = Ledger::open(&path).unwrap();
+        let _ledger = Db::open(&path).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         let parent = std::fs::metadata(path.parent().unwrap()).unwrap();
@@ -374,7 +332,7 @@ mod tests {
         let path = dir.path().join("ledger.db");
         std::fs::write(&path, b"").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let _ledger = Ledger::open(&path).unwrap();
+        let _ledger = Db::open(&path).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         // SQLite gives its side files the database file's permissions.
@@ -382,23 +340,6 @@ mod tests {
         if wal.exists() {
             let mode = std::fs::metadata(&wal).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600);
-        }
-    }
-
-    #[test]
-    fn default_path_prefers_env_var() {
-        let from_env = resolve_default_path(Some("/srv/x/ledger.db".into())).unwrap();
-        assert_eq!(from_env, PathBuf::from("/srv/x/ledger.db"));
-        if let Ok(dirs) = resolve_default_path(Some("".into())) {
-            assert!(dirs.ends_with("ledger.db"), "{}", dirs.display());
-            assert!(
-                dirs.to_string_lossy().contains("taskrail"),
-                "{}",
-                dirs.display()
-            );
-        }
-        if let Ok(dirs) = resolve_default_path(None) {
-            assert!(dirs.ends_with("ledger.db"), "{}", dirs.display());
         }
     }
 }

@@ -4,32 +4,17 @@
 //! method is one short transaction committed before it returns, and stamps the rows it
 //! changed for the other processes sharing the file. Must not log task ids.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 use serde_json::{Value, json};
 
-use super::db::{WriteTx, now_ms, to_sql_u64};
-use super::{EventKind, Ledger, Tombstone};
+use super::db::Db;
+use super::tx::{Row, WriteTx, ensure_task, find_row, now_ms, push_event, to_sql_u64};
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::{EventKind, NewTask, Tombstone};
 use crate::mcp::types::{Era, Task};
 use crate::mcp::{Verdict, judge};
 
-/// A task our own `tools/call` created, as [`Ledger::record_created`] stores it.
-#[derive(Debug, Clone, Copy)]
-pub struct NewTask<'a> {
-    pub server: &'a ServerId,
-    pub era: Era,
-    pub tool: &'a str,
-    pub arguments: &'a Value,
-    pub task: &'a Task,
-    /// The task this call re-runs, if any.
-    pub parent_task: Option<&'a TaskId>,
-    /// The legacy session the task belongs to (a [`Ledger::record_session`] row).
-    pub session: Option<i64>,
-    /// The client that asked for the call (a proxied agent host), if not taskrail itself.
-    pub started_by: Option<&'a str>,
-}
-
-impl Ledger {
+impl Db {
     /// Insert a newly created task, with a `created` event. Idempotent: for a key already
     /// present the first creation data is kept (only columns still empty are filled in).
     /// Committed before returning, so a crash right after still lets polling resume.
@@ -105,7 +90,7 @@ impl Ledger {
         }
     }
 
-    /// [`Ledger::record_snapshot`] for many snapshots in one transaction (one commit for a
+    /// [`Db::record_snapshot`] for many snapshots in one transaction (one commit for a
     /// burst of updates). Returns one "changed" flag per input, in order; all or nothing.
     pub fn record_snapshots(
         &self,
@@ -222,7 +207,7 @@ impl Ledger {
         Ok(())
     }
 
-    /// [`Ledger::mark_ended`] with [`Tombstone::Expired`].
+    /// [`Db::mark_ended`] with [`Tombstone::Expired`].
     pub fn mark_expired(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<()> {
         self.mark_ended(server, task_id, Tombstone::Expired)
     }
@@ -242,7 +227,7 @@ impl Ledger {
     }
 }
 
-/// [`Ledger::record_tracked`] inside a write transaction.
+/// [`Db::record_tracked`] inside a write transaction.
 pub(super) fn tracked_in(
     tx: &WriteTx<'_>,
     server: &ServerId,
@@ -273,34 +258,7 @@ pub(super) fn tracked_in(
 /// Status of a task id stored before any snapshot of it (matches the schema default).
 const UNKNOWN_STATUS: &str = "unknown";
 
-/// The parts of a stored task that writes need.
-struct Row {
-    id: i64,
-    terminal: bool,
-    status: String,
-    snapshot: Option<String>,
-}
-
-fn find_row(
-    conn: &rusqlite::Connection,
-    server: &ServerId,
-    task_id: &TaskId,
-) -> rusqlite::Result<Option<Row>> {
-    conn.prepare_cached(
-        "SELECT id, terminal, status, snapshot FROM tasks WHERE server = ?1 AND task_id = ?2",
-    )?
-    .query_row(params![server, task_id], |r| {
-        Ok(Row {
-            id: r.get(0)?,
-            terminal: r.get(1)?,
-            status: r.get(2)?,
-            snapshot: r.get(3)?,
-        })
-    })
-    .optional()
-}
-
-/// [`Ledger::record_created`] inside a write transaction.
+/// [`Db::record_created`] inside a write transaction.
 pub(super) fn record_created_in(tx: &WriteTx<'_>, new: NewTask<'_>) -> anyhow::Result<()> {
     let now = now_ms();
     let args = serde_json::to_string(new.arguments)?;
@@ -363,26 +321,6 @@ pub(super) fn record_created_in(tx: &WriteTx<'_>, new: NewTask<'_>) -> anyhow::R
     Ok(())
 }
 
-/// The row id for (server, task id), inserting a bare tracked row if absent.
-pub(super) fn ensure_task(
-    tx: &WriteTx<'_>,
-    server: &ServerId,
-    task_id: &TaskId,
-    era: Option<Era>,
-    now: i64,
-) -> rusqlite::Result<(i64, bool)> {
-    if let Some(row) = find_row(tx, server, task_id)? {
-        return Ok((row.id, false));
-    }
-    tx.prepare_cached(
-        "INSERT INTO tasks (server, task_id, era, recorded_at) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![server, task_id, era.map(Era::as_str), now])?;
-    let id = tx.last_insert_rowid();
-    tx.touch(id)?;
-    Ok((id, true))
-}
-
 /// Turn row `id` into a tombstone; false when it already was one.
 pub(super) fn tombstone(
     tx: &WriteTx<'_>,
@@ -402,27 +340,6 @@ pub(super) fn tombstone(
         push_event(tx, id, now, EventKind::Expired, None, &detail)?;
     }
     Ok(updated > 0)
-}
-
-pub(super) fn push_event(
-    tx: &WriteTx<'_>,
-    task: i64,
-    at: i64,
-    kind: EventKind,
-    latency_ms: Option<u64>,
-    detail: &Value,
-) -> anyhow::Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO events (task, at, kind, latency_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        task,
-        at,
-        kind.as_str(),
-        to_sql_u64(latency_ms),
-        serde_json::to_string(detail)?
-    ])?;
-    Ok(())
 }
 
 /// An `input_requested` event listing keys present in `task` but not in `prev`.

@@ -1,4 +1,4 @@
-//! `LedgerHandle`: async access to a `Ledger` owned by one dedicated OS thread.
+//! `SqliteLedger`: async access to a `Db` owned by one dedicated OS thread.
 //!
 //! Owns the ledger thread and its job queue so no SQLite call ever blocks the async
 //! runtime. Jobs run one at a time, in the order they were sent; between them the thread
@@ -14,18 +14,16 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use tokio::sync::{mpsc as async_mpsc, oneshot};
 
-use super::{EventKind, Ledger};
-use crate::ids::ServerId;
-use crate::mcp::types::Task;
+use crate::ledger::Op;
 
-/// One snapshot to store: server, task, how it arrived, request latency.
-pub type SnapshotWrite = (ServerId, Task, EventKind, Option<u64>);
+use super::db::Db;
+use crate::ledger::SnapshotWrite;
 
 enum Job {
-    Call(Box<dyn FnOnce(&Ledger) + Send + 'static>),
+    Call(Box<dyn FnOnce(&Db) + Send + 'static>),
     /// Queued without a reply; consecutive ones share one transaction.
     Snapshot(SnapshotWrite),
-    /// Start a watch (see [`LedgerHandle::watch`]).
+    /// Start a watch (see [`SqliteLedger::watch`]).
     Watch(Watch),
 }
 
@@ -34,13 +32,13 @@ enum Job {
 struct Watch {
     every: Duration,
     due: Instant,
-    check: Box<dyn FnMut(&Ledger) -> bool + Send + 'static>,
+    check: Box<dyn FnMut(&Db) -> bool + Send + 'static>,
     wake: async_mpsc::Sender<()>,
 }
 
 /// Run the watches that are due; drop those whose owner went away. Returns when the
 /// next one is due.
-fn run_watches(ledger: &Ledger, watches: &mut Vec<Watch>) -> Option<Instant> {
+fn run_watches(ledger: &Db, watches: &mut Vec<Watch>) -> Option<Instant> {
     if watches.is_empty() {
         return None;
     }
@@ -68,7 +66,7 @@ const BATCH_MAX: usize = 512;
 
 /// The ledger thread: runs jobs in order, folding runs of queued snapshots into one
 /// `record_snapshots` transaction each.
-fn serve(ledger: Ledger, queue: mpsc::Receiver<Job>, failure: Arc<Mutex<Option<String>>>) {
+fn serve(ledger: Db, queue: mpsc::Receiver<Job>, failure: Arc<Mutex<Option<String>>>) {
     let mut next: Option<Job> = None;
     let mut watches: Vec<Watch> = Vec::new();
     loop {
@@ -113,7 +111,7 @@ fn serve(ledger: Ledger, queue: mpsc::Receiver<Job>, failure: Arc<Mutex<Option<S
 
 /// One transaction for the batch; if it fails, each snapshot alone (so one bad
 /// snapshot does not lose the others).
-fn write_batch(ledger: &Ledger, batch: &[SnapshotWrite]) -> anyhow::Result<()> {
+fn write_batch(ledger: &Db, batch: &[SnapshotWrite]) -> anyhow::Result<()> {
     let run = |f: &dyn Fn() -> anyhow::Result<()>| {
         std::panic::catch_unwind(AssertUnwindSafe(f))
             .unwrap_or_else(|_| Err(anyhow!("ledger operation panicked")))
@@ -138,27 +136,27 @@ fn write_batch(ledger: &Ledger, batch: &[SnapshotWrite]) -> anyhow::Result<()> {
 /// Cloneable, `Send + Sync` handle to a ledger running on its own thread. The thread
 /// stops (closing the connection) when the last handle is dropped.
 #[derive(Clone)]
-pub struct LedgerHandle {
+pub struct SqliteLedger {
     jobs: mpsc::Sender<Job>,
     path: Arc<PathBuf>,
     /// The last failure of a queued snapshot write, until someone takes it.
     failure: Arc<Mutex<Option<String>>>,
 }
 
-impl std::fmt::Debug for LedgerHandle {
+impl std::fmt::Debug for SqliteLedger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LedgerHandle")
+        f.debug_struct("SqliteLedger")
             .field("path", &self.path)
             .finish()
     }
 }
 
-impl LedgerHandle {
+impl SqliteLedger {
     /// Move `ledger` onto a new thread named `taskrail-ledger` and return a handle to it.
     ///
     /// # Panics
     /// If the OS refuses to create a thread.
-    pub fn spawn(ledger: Ledger) -> LedgerHandle {
+    pub fn spawn(ledger: Db) -> SqliteLedger {
         let (jobs, queue) = mpsc::channel::<Job>();
         let path = Arc::new(ledger.path().to_path_buf());
         let failure = Arc::new(Mutex::new(None));
@@ -167,7 +165,7 @@ impl LedgerHandle {
             .name("taskrail-ledger".into())
             .spawn(move || serve(ledger, queue, thread_failure))
             .expect("spawning the ledger thread");
-        LedgerHandle {
+        SqliteLedger {
             jobs,
             path,
             failure,
@@ -177,15 +175,15 @@ impl LedgerHandle {
     /// Queue a snapshot write without waiting for it: it runs after every job queued
     /// before it and before every job queued after it, so any later `call` sees it. Runs
     /// of queued snapshots share one transaction. A failure is kept for
-    /// [`LedgerHandle::take_write_failure`].
-    pub fn queue_snapshot(&self, write: SnapshotWrite) -> anyhow::Result<()> {
+    /// [`SqliteLedger::take_write_failure`].
+    pub(super) fn queue_snapshot(&self, write: SnapshotWrite) -> anyhow::Result<()> {
         self.jobs
             .send(Job::Snapshot(write))
             .map_err(|_| anyhow!("the ledger thread has stopped"))
     }
 
     /// The last queued-write failure since the previous call, if any.
-    pub fn take_write_failure(&self) -> Option<String> {
+    pub(super) fn take_write_failure(&self) -> Option<String> {
         self.failure
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -193,7 +191,7 @@ impl LedgerHandle {
     }
 
     /// The ledger file's path.
-    pub fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -202,10 +200,10 @@ impl LedgerHandle {
     /// checks run between jobs, on the thread, without waking the async runtime while
     /// they say no. The watch ends when the receiver is dropped; the receiver ends when
     /// the ledger thread stops.
-    pub fn watch(
+    pub(super) fn watch(
         &self,
         every: Duration,
-        check: impl FnMut(&Ledger) -> bool + Send + 'static,
+        check: impl FnMut(&Db) -> bool + Send + 'static,
     ) -> anyhow::Result<async_mpsc::Receiver<()>> {
         let (wake, woken) = async_mpsc::channel(1);
         self.jobs
@@ -219,23 +217,13 @@ impl LedgerHandle {
         Ok(woken)
     }
 
-    /// Run `f` on the ledger thread and await its result. A panic inside `f` is turned
-    /// into an error and leaves the thread serving later calls.
-    pub async fn call<R: Send + 'static>(
+    /// Queue `f` on the ledger thread now (it runs after every job queued before it) and
+    /// return its result to await; dropping the future leaves the job queued. A panic
+    /// inside `f` is turned into an error and leaves the thread serving later jobs.
+    pub(super) fn op<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static,
-    ) -> anyhow::Result<R> {
-        self.submit(f)?
-            .await
-            .map_err(|_| anyhow!("the ledger thread has stopped"))?
-    }
-
-    /// Queue `f` on the ledger thread now, without waiting: it runs after every job
-    /// queued before it. The receiver yields its result (it may be dropped).
-    pub fn submit<R: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Ledger) -> anyhow::Result<R> + Send + 'static,
-    ) -> anyhow::Result<oneshot::Receiver<anyhow::Result<R>>> {
+        f: impl FnOnce(&Db) -> anyhow::Result<R> + Send + 'static,
+    ) -> Op<R> {
         let (reply, result) = oneshot::channel();
         let job = Job::Call(Box::new(move |ledger| {
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| f(ledger)))
@@ -243,108 +231,38 @@ impl LedgerHandle {
             // The caller may have stopped waiting; nothing to do then.
             let _ = reply.send(outcome);
         }));
-        self.jobs
-            .send(job)
-            .map_err(|_| anyhow!("the ledger thread has stopped"))?;
-        Ok(result)
+        let sent = self.jobs.send(job);
+        Box::pin(async move {
+            sent.map_err(|_| anyhow!("the ledger thread has stopped"))?;
+            result
+                .await
+                .map_err(|_| anyhow!("the ledger thread has stopped"))?
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::TaskId;
+    use crate::ids::ServerId;
     use crate::ledger::EventKind;
-    use crate::mcp::types::{Era, Task, TaskStatus};
+    use crate::mcp::types::{Task, TaskStatus};
     use serde_json::json;
 
     fn task(id: &str, status: TaskStatus) -> Task {
         Task::from_wire(&json!({ "taskId": id, "status": status.as_str() })).unwrap()
     }
 
-    fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
-
-    #[tokio::test]
-    async fn handle_round_trip() {
-        assert_send_sync::<LedgerHandle>();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.db");
-        let handle = LedgerHandle::spawn(Ledger::open(&path).unwrap());
-        assert_eq!(handle.path(), path.as_path());
-
-        let created = task("handle-task-1", TaskStatus::Working);
-        handle
-            .call(move |l| {
-                l.record_created(crate::ledger::NewTask {
-                    server: &ServerId::named("srv"),
-                    era: Era::Modern,
-                    tool: "tool",
-                    arguments: &json!({}),
-                    task: &created,
-                    parent_task: None,
-                    session: None,
-                    started_by: None,
-                })
-            })
-            .await
-            .unwrap();
-        let other = handle.clone();
-        let changed = tokio::spawn(async move {
-            let done = task("handle-task-1", TaskStatus::Completed);
-            other
-                .call(move |l| {
-                    l.record_snapshot(&ServerId::named("srv"), &done, EventKind::Poll, Some(12))
-                })
-                .await
-        })
-        .await
-        .unwrap()
-        .unwrap();
-        assert!(changed);
-        let record = handle
-            .call(|l| l.get(&ServerId::named("srv"), &TaskId::new("handle-task-1")))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(record.status, "completed");
-        assert!(record.terminal);
-    }
-
-    #[tokio::test]
-    async fn queued_snapshots_are_seen_by_later_calls() {
-        let dir = tempfile::tempdir().unwrap();
-        let handle = LedgerHandle::spawn(Ledger::open(&dir.path().join("l.db")).unwrap());
-        for (i, status) in [TaskStatus::Working, TaskStatus::Completed]
-            .into_iter()
-            .enumerate()
-        {
-            for n in 0..50 {
-                let t = task(&format!("queued-{n}"), status.clone());
-                handle
-                    .queue_snapshot((ServerId::named("srv"), t, EventKind::Poll, Some(i as u64)))
-                    .unwrap();
-            }
-        }
-        let records = handle.call(|l| l.list(true)).await.unwrap();
-        assert_eq!(records.len(), 50);
-        assert!(
-            records
-                .iter()
-                .all(|r| r.status == "completed" && r.terminal)
-        );
-        assert_eq!(handle.take_write_failure(), None);
-    }
-
     #[tokio::test]
     async fn panicking_call_is_an_error_and_thread_survives() {
         let dir = tempfile::tempdir().unwrap();
-        let handle = LedgerHandle::spawn(Ledger::open(&dir.path().join("l.db")).unwrap());
+        let handle = SqliteLedger::spawn(Db::open(&dir.path().join("l.db")).unwrap());
         let err = handle
-            .call(|_| -> anyhow::Result<()> { panic!("boom") })
+            .op(|_| -> anyhow::Result<()> { panic!("boom") })
             .await
             .unwrap_err();
         assert!(err.to_string().contains("panicked"), "{err}");
-        let n = handle.call(|l| Ok(l.list(true)?.len())).await.unwrap();
+        let n = handle.op(|l| Ok(l.list(true)?.len())).await.unwrap();
         assert_eq!(n, 0);
     }
 
@@ -352,7 +270,7 @@ mod tests {
     async fn a_watch_wakes_only_when_its_check_says_so_and_ends_with_its_receiver() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let dir = tempfile::tempdir().unwrap();
-        let handle = LedgerHandle::spawn(Ledger::open(&dir.path().join("l.db")).unwrap());
+        let handle = SqliteLedger::spawn(Db::open(&dir.path().join("l.db")).unwrap());
         let calls = Arc::new(AtomicUsize::new(0));
         let counted = calls.clone();
         let mut woken = handle
@@ -369,12 +287,12 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(woken.try_recv().is_err(), "only the third check said yes");
         // Jobs still run while the watch does.
-        let n = handle.call(|l| Ok(l.list(true)?.len())).await.unwrap();
+        let n = handle.op(|l| Ok(l.list(true)?.len())).await.unwrap();
         assert_eq!(n, 0);
         // Without its receiver the watch ends: the count stops growing.
         drop(woken);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        handle.call(|_| Ok(())).await.unwrap();
+        handle.op(|_| Ok(())).await.unwrap();
         let after = calls.load(Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert_eq!(calls.load(Ordering::SeqCst), after);
@@ -384,9 +302,9 @@ mod tests {
     async fn the_other_writes_check_sees_a_second_connection_commit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("l.db");
-        let handle = LedgerHandle::spawn(Ledger::open(&path).unwrap());
+        let handle = SqliteLedger::spawn(Db::open(&path).unwrap());
         let mut woken = handle
-            .watch(Duration::from_millis(5), Ledger::other_writes())
+            .watch(Duration::from_millis(5), Db::other_writes())
             .unwrap();
         // The first check always says "look".
         tokio::time::timeout(Duration::from_secs(10), woken.recv())
@@ -395,7 +313,7 @@ mod tests {
             .unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(woken.try_recv().is_err(), "nobody wrote");
-        let other = Ledger::open(&path).unwrap();
+        let other = Db::open(&path).unwrap();
         other
             .record_snapshot(
                 &ServerId::named("srv"),

@@ -1,19 +1,14 @@
-//! Behaviour tests of the ledger's writes and reads against temporary database files.
-
-use crate::ids::{ServerId, TaskId};
-use std::time::Duration;
+//! The contract's reads and writes of one task: creation, tracking, snapshot ordering
+//! (first terminal state wins), batches, answered keys, tombstones, listings and the
+//! timeline.
 
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use super::{EventKind, Ledger};
+use super::{Open, fresh};
+use crate::ids::{ServerId, TaskId};
+use crate::ledger::{EventKind, LedgerHandle};
 use crate::mcp::types::{Era, Task, TaskStatus};
-
-fn open() -> (tempfile::TempDir, Ledger) {
-    let dir = tempfile::tempdir().unwrap();
-    let ledger = Ledger::open(&dir.path().join("ledger.db")).unwrap();
-    (dir, ledger)
-}
 
 fn task(wire: Value) -> Task {
     Task::from_wire(&wire).unwrap()
@@ -30,18 +25,18 @@ fn with_status(id: &str, status: &str, updated: &str) -> Task {
     task(json!({ "taskId": id, "status": status, "lastUpdatedAt": updated }))
 }
 
-fn kinds(ledger: &Ledger, server: &str, id: &str) -> Vec<EventKind> {
+async fn kinds(ledger: &LedgerHandle, server: &str, id: &str) -> Vec<EventKind> {
     ledger
         .timeline(&ServerId::named(server), &TaskId::new(id))
+        .await
         .unwrap()
         .into_iter()
         .map(|e| e.kind)
         .collect()
 }
 
-#[test]
-fn creation_round_trip() {
-    let (_dir, ledger) = open();
+pub async fn creation_round_trip(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     let args = json!({ "n": 3, "label": "x" });
     ledger
         .record_created(crate::ledger::NewTask {
@@ -54,9 +49,11 @@ fn creation_round_trip() {
             session: None,
             started_by: None,
         })
+        .await
         .unwrap();
     let r = ledger
         .get(&ServerId::named("srv-a"), &TaskId::new("t-1"))
+        .await
         .unwrap()
         .expect("stored");
     assert_eq!(r.server, "srv-a");
@@ -72,7 +69,7 @@ fn creation_round_trip() {
     assert_eq!(r.parent_task.as_ref().map(TaskId::as_str), Some("t-0"));
     assert!(r.last_seen.is_some());
     assert!((Utc::now() - r.recorded_at).num_seconds().abs() < 60);
-    assert_eq!(kinds(&ledger, "srv-a", "t-1"), [EventKind::Created]);
+    assert_eq!(kinds(&ledger, "srv-a", "t-1").await, [EventKind::Created]);
 
     // Idempotent: a second call keeps the first creation data and adds no event.
     ledger
@@ -86,31 +83,34 @@ fn creation_round_trip() {
             session: None,
             started_by: None,
         })
+        .await
         .unwrap();
     let again = ledger
         .get(&ServerId::named("srv-a"), &TaskId::new("t-1"))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(again.era, Some(Era::Modern));
     assert_eq!(again.tool.as_deref(), Some("slow_sum"));
     assert_eq!(again.arguments, Some(args));
     assert_eq!(again.parent_task.as_ref().map(TaskId::as_str), Some("t-0"));
-    assert_eq!(kinds(&ledger, "srv-a", "t-1"), [EventKind::Created]);
+    assert_eq!(kinds(&ledger, "srv-a", "t-1").await, [EventKind::Created]);
 
     // Same id on another server is a different task.
     assert!(
         ledger
             .get(&ServerId::named("srv-b"), &TaskId::new("t-1"))
+            .await
             .unwrap()
             .is_none()
     );
 }
 
-#[test]
-fn tracked_task_is_inserted_once_and_filled_by_creation() {
-    let (_dir, ledger) = open();
+pub async fn tracked_task_is_inserted_once_and_filled_by_creation(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     ledger
         .record_tracked(&ServerId::named("srv"), None, &TaskId::new("t-9"), None)
+        .await
         .unwrap();
     ledger
         .record_tracked(
@@ -119,15 +119,17 @@ fn tracked_task_is_inserted_once_and_filled_by_creation() {
             &TaskId::new("t-9"),
             None,
         )
+        .await
         .unwrap();
     let r = ledger
         .get(&ServerId::named("srv"), &TaskId::new("t-9"))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(r.status, "unknown");
     assert_eq!(r.era, Some(Era::Legacy));
     assert!(r.tool.is_none() && r.snapshot.is_none());
-    assert_eq!(kinds(&ledger, "srv", "t-9"), [EventKind::Note]);
+    assert_eq!(kinds(&ledger, "srv", "t-9").await, [EventKind::Note]);
     ledger
         .record_created(crate::ledger::NewTask {
             server: &ServerId::named("srv"),
@@ -139,18 +141,19 @@ fn tracked_task_is_inserted_once_and_filled_by_creation() {
             session: None,
             started_by: None,
         })
+        .await
         .unwrap();
     let r = ledger
         .get(&ServerId::named("srv"), &TaskId::new("t-9"))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(r.era, Some(Era::Legacy), "first era kept");
     assert_eq!(r.tool.as_deref(), Some("tool"), "empty columns filled");
 }
 
-#[test]
-fn snapshot_ordering_and_first_terminal_wins() {
-    let (_dir, ledger) = open();
+pub async fn snapshot_ordering_and_first_terminal_wins(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     let id = "t-order";
     ledger
         .record_created(crate::ledger::NewTask {
@@ -163,11 +166,13 @@ fn snapshot_ordering_and_first_terminal_wins() {
             session: None,
             started_by: None,
         })
+        .await
         .unwrap();
     let t1 = with_status(id, "working", "2026-07-28T10:00:01Z");
     assert!(
         ledger
             .record_snapshot(&ServerId::named("s"), &t1, EventKind::Poll, Some(5))
+            .await
             .unwrap()
     );
     // Same state, only lastUpdatedAt bumped: not a change.
@@ -175,6 +180,7 @@ fn snapshot_ordering_and_first_terminal_wins() {
     assert!(
         !ledger
             .record_snapshot(&ServerId::named("s"), &t1b, EventKind::Poll, Some(5))
+            .await
             .unwrap()
     );
     let t2 = task(json!({ "taskId": id, "status": "input_required",
@@ -184,6 +190,7 @@ fn snapshot_ordering_and_first_terminal_wins() {
     assert!(
         ledger
             .record_snapshot(&ServerId::named("s"), &t2, EventKind::Push, None)
+            .await
             .unwrap()
     );
     // An older snapshot arriving late is stale.
@@ -191,11 +198,13 @@ fn snapshot_ordering_and_first_terminal_wins() {
     assert!(
         !ledger
             .record_snapshot(&ServerId::named("s"), &late, EventKind::Poll, Some(9))
+            .await
             .unwrap()
     );
     assert_eq!(
         ledger
             .get(&ServerId::named("s"), &TaskId::new(id))
+            .await
             .unwrap()
             .unwrap()
             .status,
@@ -206,6 +215,7 @@ fn snapshot_ordering_and_first_terminal_wins() {
     assert!(
         ledger
             .record_snapshot(&ServerId::named("s"), &odd, EventKind::Poll, None)
+            .await
             .unwrap()
     );
 
@@ -213,10 +223,12 @@ fn snapshot_ordering_and_first_terminal_wins() {
     assert!(
         ledger
             .record_snapshot(&ServerId::named("s"), &done, EventKind::Resync, Some(40))
+            .await
             .unwrap()
     );
     let r = ledger
         .get(&ServerId::named("s"), &TaskId::new(id))
+        .await
         .unwrap()
         .unwrap();
     assert!(r.terminal && r.terminal_at.is_some());
@@ -229,20 +241,22 @@ fn snapshot_ordering_and_first_terminal_wins() {
         assert!(
             !ledger
                 .record_snapshot(&ServerId::named("s"), &later, EventKind::Poll, None)
+                .await
                 .unwrap()
         );
     }
     let r = ledger
         .get(&ServerId::named("s"), &TaskId::new(id))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(r.status, "completed");
     assert_eq!(r.snapshot.unwrap().status, TaskStatus::Completed);
-    assert!(ledger.non_terminal().unwrap().is_empty());
+    assert!(ledger.non_terminal().await.unwrap().is_empty());
 
     use EventKind::*;
     assert_eq!(
-        kinds(&ledger, "s", id),
+        kinds(&ledger, "s", id).await,
         [
             Created,
             Poll,
@@ -257,6 +271,7 @@ fn snapshot_ordering_and_first_terminal_wins() {
     );
     let timeline = ledger
         .timeline(&ServerId::named("s"), &TaskId::new(id))
+        .await
         .unwrap();
     assert_eq!(timeline[1].latency_ms, Some(5));
     assert_eq!(timeline[3].detail["requests"][0]["key"], "k1");
@@ -267,26 +282,26 @@ fn snapshot_ordering_and_first_terminal_wins() {
     assert_eq!(timeline[8].latency_ms, Some(40));
 }
 
-#[test]
-fn snapshot_for_unknown_task_is_kept() {
-    let (_dir, ledger) = open();
+pub async fn snapshot_for_unknown_task_is_kept(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     let t = with_status("stray", "working", "2026-07-28T10:00:00Z");
     assert!(
         ledger
             .record_snapshot(&ServerId::named("s"), &t, EventKind::Push, None)
+            .await
             .unwrap()
     );
     let r = ledger
         .get(&ServerId::named("s"), &TaskId::new("stray"))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!((r.status.as_str(), r.era), ("working", None));
-    assert_eq!(ledger.non_terminal().unwrap().len(), 1);
+    assert_eq!(ledger.non_terminal().await.unwrap().len(), 1);
 }
 
-#[test]
-fn batched_snapshots_apply_in_order() {
-    let (_dir, ledger) = open();
+pub async fn batched_snapshots_apply_in_order(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     for id in ["b-1", "b-2"] {
         ledger
             .record_created(crate::ledger::NewTask {
@@ -299,6 +314,7 @@ fn batched_snapshots_apply_in_order() {
                 session: None,
                 started_by: None,
             })
+            .await
             .unwrap();
     }
     let batch = vec![
@@ -328,12 +344,13 @@ fn batched_snapshots_apply_in_order() {
         ),
     ];
     assert_eq!(
-        ledger.record_snapshots(&batch).unwrap(),
+        ledger.record_snapshots(&batch).await.unwrap(),
         [true, false, true, false]
     );
     assert_eq!(
         ledger
             .get(&ServerId::named("s"), &TaskId::new("b-1"))
+            .await
             .unwrap()
             .unwrap()
             .status,
@@ -342,6 +359,7 @@ fn batched_snapshots_apply_in_order() {
     assert_eq!(
         ledger
             .get(&ServerId::named("s"), &TaskId::new("b-2"))
+            .await
             .unwrap()
             .unwrap()
             .status,
@@ -349,9 +367,8 @@ fn batched_snapshots_apply_in_order() {
     );
 }
 
-#[test]
-fn answered_keys_first_answer_wins() {
-    let (_dir, ledger) = open();
+pub async fn answered_keys_first_answer_wins(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     ledger
         .record_created(crate::ledger::NewTask {
             server: &ServerId::named("s"),
@@ -363,34 +380,42 @@ fn answered_keys_first_answer_wins() {
             session: None,
             started_by: None,
         })
+        .await
         .unwrap();
     assert!(
         ledger
             .answered_keys(&ServerId::named("s"), &TaskId::new("t"))
+            .await
             .unwrap()
             .is_empty()
     );
     ledger
         .mark_answered(&ServerId::named("s"), &TaskId::new("t"), "k1", "accept")
+        .await
         .unwrap();
     ledger
         .mark_answered(&ServerId::named("s"), &TaskId::new("t"), "k2", "decline")
+        .await
         .unwrap();
     ledger
         .mark_answered(&ServerId::named("s"), &TaskId::new("t"), "k1", "cancel")
+        .await
         .unwrap();
     let keys = ledger
         .answered_keys(&ServerId::named("s"), &TaskId::new("t"))
+        .await
         .unwrap();
     assert_eq!(keys.len(), 2);
     assert!(keys.contains(&"k1".to_string()) && keys.contains(&"k2".to_string()));
     let answered = ledger
         .answered(&ServerId::named("s"), &TaskId::new("t"))
+        .await
         .unwrap();
     let k1 = answered.iter().find(|a| a.key == "k1").unwrap();
     assert_eq!(k1.action, "accept");
     let mut record_keys = ledger
         .get(&ServerId::named("s"), &TaskId::new("t"))
+        .await
         .unwrap()
         .unwrap()
         .answered_keys;
@@ -399,14 +424,14 @@ fn answered_keys_first_answer_wins() {
     assert!(
         ledger
             .answered_keys(&ServerId::named("other"), &TaskId::new("t"))
+            .await
             .unwrap()
             .is_empty()
     );
 }
 
-#[test]
-fn tombstone_is_terminal_and_final() {
-    let (_dir, ledger) = open();
+pub async fn tombstone_is_terminal_and_final(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     ledger
         .record_created(crate::ledger::NewTask {
             server: &ServerId::named("s"),
@@ -418,15 +443,19 @@ fn tombstone_is_terminal_and_final() {
             session: None,
             started_by: None,
         })
+        .await
         .unwrap();
     ledger
         .mark_expired(&ServerId::named("s"), &TaskId::new("gone"))
+        .await
         .unwrap();
     ledger
         .mark_expired(&ServerId::named("s"), &TaskId::new("gone"))
+        .await
         .unwrap();
     let r = ledger
         .get(&ServerId::named("s"), &TaskId::new("gone"))
+        .await
         .unwrap()
         .unwrap();
     assert!(r.expired && r.terminal && r.terminal_at.is_some());
@@ -435,19 +464,19 @@ fn tombstone_is_terminal_and_final() {
     assert!(
         !ledger
             .record_snapshot(&ServerId::named("s"), &late, EventKind::Poll, None)
+            .await
             .unwrap()
     );
     assert_eq!(
-        kinds(&ledger, "s", "gone"),
+        kinds(&ledger, "s", "gone").await,
         [EventKind::Created, EventKind::Expired]
     );
-    assert!(ledger.non_terminal().unwrap().is_empty());
-    assert_eq!(ledger.list(true).unwrap().len(), 1);
+    assert!(ledger.non_terminal().await.unwrap().is_empty());
+    assert_eq!(ledger.list(true).await.unwrap().len(), 1);
 }
 
-#[test]
-fn list_non_terminal_and_find() {
-    let (dir, ledger) = open();
+pub async fn list_non_terminal_and_find(open: &Open) {
+    let (dir, ledger) = fresh(open);
     let ids = [
         ("s1", "abc123-one"),
         ("s2", "abc123-two"),
@@ -466,17 +495,20 @@ fn list_non_terminal_and_find() {
                 session: None,
                 started_by: None,
             })
+            .await
             .unwrap();
         // Distinct creation times so "newest first" is observable.
-        std::thread::sleep(Duration::from_millis(3));
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
     }
     let done = with_status("zzz-three", "failed", "2026-07-28T10:00:00Z");
     ledger
         .record_snapshot(&ServerId::named("s1"), &done, EventKind::Poll, None)
+        .await
         .unwrap();
 
     let all: Vec<String> = ledger
         .list(true)
+        .await
         .unwrap()
         .into_iter()
         .map(|r| r.task_id.as_str().to_string())
@@ -484,6 +516,7 @@ fn list_non_terminal_and_find() {
     assert_eq!(all, ["abc", "zzz-three", "abc123-two", "abc123-one"]);
     let open_ids: Vec<String> = ledger
         .list(false)
+        .await
         .unwrap()
         .into_iter()
         .map(|r| r.task_id.as_str().to_string())
@@ -491,6 +524,7 @@ fn list_non_terminal_and_find() {
     assert_eq!(open_ids, ["abc", "abc123-two", "abc123-one"]);
     let nt: Vec<String> = ledger
         .non_terminal()
+        .await
         .unwrap()
         .into_iter()
         .map(|r| r.task_id.as_str().to_string())
@@ -499,6 +533,7 @@ fn list_non_terminal_and_find() {
 
     let found: Vec<(String, String)> = ledger
         .find("abc")
+        .await
         .unwrap()
         .into_iter()
         .map(|r| {
@@ -510,16 +545,18 @@ fn list_non_terminal_and_find() {
         .collect();
     assert_eq!(found[0], ("s2".into(), "abc".into()), "exact match first");
     assert_eq!(found.len(), 3);
-    assert_eq!(ledger.find("abc123-t").unwrap().len(), 1);
-    assert!(ledger.find("nope").unwrap().is_empty());
-    assert!(ledger.find("%").unwrap().is_empty(), "no LIKE wildcards");
-    assert!(ledger.find("").is_err());
+    assert_eq!(ledger.find("abc123-t").await.unwrap().len(), 1);
+    assert!(ledger.find("nope").await.unwrap().is_empty());
+    assert!(
+        ledger.find("%").await.unwrap().is_empty(),
+        "no LIKE wildcards"
+    );
+    assert!(ledger.find("").await.is_err());
     drop(dir);
 }
 
-#[test]
-fn timeline_keeps_insertion_order() {
-    let (_dir, ledger) = open();
+pub async fn timeline_keeps_insertion_order(open: &Open) {
+    let (_dir, ledger) = fresh(open);
     ledger
         .record_created(crate::ledger::NewTask {
             server: &ServerId::named("s"),
@@ -531,6 +568,7 @@ fn timeline_keeps_insertion_order() {
             session: None,
             started_by: None,
         })
+        .await
         .unwrap();
     let steps = [
         (EventKind::CancelRequested, None, json!({ "by": "user" })),
@@ -548,10 +586,12 @@ fn timeline_keeps_insertion_order() {
                 *latency,
                 detail,
             )
+            .await
             .unwrap();
     }
     let timeline = ledger
         .timeline(&ServerId::named("s"), &TaskId::new("t"))
+        .await
         .unwrap();
     assert_eq!(timeline.len(), steps.len() + 1);
     assert_eq!(timeline[0].kind, EventKind::Created);
@@ -565,100 +605,8 @@ fn timeline_keeps_insertion_order() {
     assert!(
         ledger
             .timeline(&ServerId::named("s"), &TaskId::new("unknown"))
+            .await
             .unwrap()
             .is_empty()
-    );
-}
-
-#[test]
-fn prune_removes_only_old_terminal_tasks() {
-    let (_dir, ledger) = open();
-    for id in ["old-done", "new-done", "old-running", "old-expired"] {
-        ledger
-            .record_created(crate::ledger::NewTask {
-                server: &ServerId::named("s"),
-                era: Era::Modern,
-                tool: "tool",
-                arguments: &json!({}),
-                task: &working(id),
-                parent_task: None,
-                session: None,
-                started_by: None,
-            })
-            .unwrap();
-    }
-    ledger
-        .mark_answered(
-            &ServerId::named("s"),
-            &TaskId::new("old-done"),
-            "k",
-            "accept",
-        )
-        .unwrap();
-    let done = |id: &str| with_status(id, "completed", "2026-07-28T10:00:00Z");
-    ledger
-        .record_snapshot(
-            &ServerId::named("s"),
-            &done("old-done"),
-            EventKind::Poll,
-            None,
-        )
-        .unwrap();
-    ledger
-        .record_snapshot(
-            &ServerId::named("s"),
-            &done("new-done"),
-            EventKind::Poll,
-            None,
-        )
-        .unwrap();
-    ledger
-        .mark_expired(&ServerId::named("s"), &TaskId::new("old-expired"))
-        .unwrap();
-    // Age everything by 40 days, then make one terminal task recent again.
-    let forty_days = 40 * 86_400_000_i64;
-    ledger
-        .conn
-        .execute(
-            "UPDATE tasks SET recorded_at = recorded_at - ?1,
-                 terminal_at = terminal_at - ?1, last_seen = last_seen - ?1",
-            [forty_days],
-        )
-        .unwrap();
-    ledger
-        .conn
-        .execute(
-            "UPDATE tasks SET terminal_at = ?1 WHERE task_id = 'new-done'",
-            [Utc::now().timestamp_millis() - 1_000],
-        )
-        .unwrap();
-
-    assert_eq!(ledger.prune(Duration::from_secs(30 * 86_400)).unwrap(), 2);
-    let left: Vec<String> = ledger
-        .list(true)
-        .unwrap()
-        .into_iter()
-        .map(|r| r.task_id.as_str().to_string())
-        .collect();
-    assert_eq!(left.len(), 2);
-    assert!(left.contains(&"new-done".into()) && left.contains(&"old-running".into()));
-    let orphans: i64 = ledger
-        .conn
-        .query_row(
-            "SELECT (SELECT count(*) FROM events WHERE task NOT IN (SELECT id FROM tasks))
-                  + (SELECT count(*) FROM answered_keys WHERE task NOT IN (SELECT id FROM tasks))",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(orphans, 0, "events and keys go with their task");
-    // A running task is never pruned, whatever the age.
-    assert_eq!(ledger.prune(Duration::ZERO).unwrap(), 1);
-    assert_eq!(ledger.list(true).unwrap()[0].task_id, "old-running");
-    assert_eq!(
-        ledger
-            .prune_before(Utc::now() + chrono::Duration::days(365))
-            .unwrap(),
-        0
     );
 }
