@@ -7,18 +7,13 @@
 
 use crate::support;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use support::hosts::{Host, Sdk, Via, event, user_with_server};
+use support::shared::fastmcp;
 use support::tmux::Tmux;
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-fn fastmcp() -> &'static str {
-    static PEER: OnceLock<support::Peer> = OnceLock::new();
-    &PEER.get_or_init(support::fastmcp_http).url
-}
 
 /// The dashboard on the user's config (the upstream named `up`) and ledger.
 fn start_dashboard(tmux: &Tmux, tr: &support::taskrail::Taskrail) {

@@ -18,6 +18,7 @@ use support::hosts::{
     Host, Sdk, Via, event, ledger_task, user_with_server, user_with_stdio_server,
 };
 use support::relay::Relay;
+use support::shared::{fastmcp, tower};
 use support::taskrail::{DemoProcess, Taskrail};
 
 const LIMIT: Duration = Duration::from_secs(90);
@@ -74,7 +75,7 @@ fn another_process_answers_input_of_a_stdio_upstream_through_the_outbox() {
 
 #[test]
 fn the_first_answer_wins_and_the_host_is_told() {
-    let tr = user_with_server(&fastmcp());
+    let tr = user_with_server(fastmcp());
     let host = Host::start(
         &tr,
         Sdk::Python,
@@ -102,7 +103,7 @@ fn the_first_answer_wins_and_the_host_is_told() {
 
 #[test]
 fn a_cancel_from_another_process_ends_the_hosts_call() {
-    let tr = user_with_server(&fastmcp());
+    let tr = user_with_server(fastmcp());
     let host = Host::start(
         &tr,
         Sdk::Python,
@@ -128,7 +129,7 @@ fn assert_ends_cancelled(tr: &Taskrail, id: &str) {
 
 #[test]
 fn a_host_side_cancel_reaches_a_polling_upstream() {
-    let tr = user_with_server(&fastmcp());
+    let tr = user_with_server(fastmcp());
     let events = Host::start(
         &tr,
         Sdk::Python,
@@ -155,7 +156,7 @@ fn a_host_side_cancel_reaches_a_polling_upstream() {
 
 #[test]
 fn a_host_side_cancel_reaches_a_push_upstream_over_http() {
-    let tr = user_with_server(&tower());
+    let tr = user_with_server(tower());
     let (_proxy, url) = support::hosts::listen(&tr, "up");
     let events = Host::start(
         &tr,
@@ -182,7 +183,7 @@ fn a_host_side_cancel_reaches_a_push_upstream_over_http() {
 
 #[test]
 fn a_killed_host_leaves_its_task_to_another_process() {
-    let tr = user_with_server(&fastmcp());
+    let tr = user_with_server(fastmcp());
     let mut host = Host::start(
         &tr,
         Sdk::Python,
@@ -281,16 +282,6 @@ fn bad_host_lines_get_error_replies_and_the_session_goes_on() {
     assert!(tools["result"]["tools"].is_array(), "{tools}");
     let run = proxy.finish(LIMIT);
     assert_eq!(run.code, Some(0), "{run:#?}");
-}
-
-fn fastmcp() -> String {
-    static PEER: std::sync::OnceLock<support::Peer> = std::sync::OnceLock::new();
-    PEER.get_or_init(support::fastmcp_http).url.clone()
-}
-
-fn tower() -> String {
-    static PEER: std::sync::OnceLock<support::Peer> = std::sync::OnceLock::new();
-    PEER.get_or_init(support::tower_http).url.clone()
 }
 
 #[test]

@@ -8,29 +8,14 @@
 
 use crate::support;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
 use support::hosts::{Host, Sdk, Via, event, ledger_task, listen_as, user_with_server};
+use support::shared::{everything, fastmcp, tower};
 use support::taskrail::Taskrail;
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-fn fastmcp() -> &'static str {
-    static PEER: OnceLock<support::Peer> = OnceLock::new();
-    &PEER.get_or_init(support::fastmcp_http).url
-}
-
-fn tower() -> &'static str {
-    static PEER: OnceLock<support::Peer> = OnceLock::new();
-    &PEER.get_or_init(support::tower_http).url
-}
-
-fn everything() -> &'static str {
-    static PEER: OnceLock<support::Peer> = OnceLock::new();
-    &PEER.get_or_init(support::everything_http).url
-}
 
 /// The ledger row of the task `tool` created, once its status is `status`.
 fn recorded(tr: &Taskrail, tool: &str, status: &str) -> Value {

@@ -12,7 +12,6 @@
 
 use crate::support;
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -20,19 +19,10 @@ use support::hosts::{
     Host, Listener, RawHost, Sdk, Via, event, ledger_task, ledger_tasks, listen_as, listen_with,
     request, rotate_token, rss_kb, task_id_in, token, user_with_server,
 };
+use support::shared::{everything, fastmcp};
 use support::taskrail::Taskrail;
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-fn fastmcp() -> &'static str {
-    static PEER: OnceLock<support::Peer> = OnceLock::new();
-    &PEER.get_or_init(support::fastmcp_http).url
-}
-
-fn everything() -> &'static str {
-    static PEER: OnceLock<support::Peer> = OnceLock::new();
-    &PEER.get_or_init(support::everything_http).url
-}
 
 /// A listener in front of FastMCP with hosts `names`.
 fn fastmcp_listener(names: &[&str]) -> (Taskrail, Listener) {

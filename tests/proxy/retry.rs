@@ -9,7 +9,6 @@
 
 use crate::support;
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -17,14 +16,10 @@ use support::hosts::{
     Host, Sdk, Via, cancel_by, event, ledger_task, ledger_tasks, listen_as, timeline,
     user_with_server,
 };
+use support::shared::fastmcp;
 use support::taskrail::Taskrail;
 
 const LIMIT: Duration = Duration::from_secs(120);
-
-fn fastmcp() -> &'static str {
-    static PEER: OnceLock<support::Peer> = OnceLock::new();
-    &PEER.get_or_init(support::fastmcp_http).url
-}
 
 /// The ledger rows of `tool`.
 fn rows(tr: &Taskrail, tool: &str) -> Vec<Value> {

@@ -366,6 +366,7 @@ pub mod hosts;
 pub mod raw_http;
 pub mod relay;
 pub mod screen;
+pub mod shared;
 pub mod taskrail;
 pub mod tmux;
 
