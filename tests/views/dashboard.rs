@@ -4,20 +4,16 @@
 
 use crate::support;
 
-use chrono::{DateTime, TimeZone, Utc};
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
+use support::screen::{apply, now};
 use taskrail::engine::{
     CallResult, EngineEvent, KnownTask, NoticeLevel, ServerId, TaskId, UpdateSource,
 };
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
 use taskrail::state::modal::TimelineState;
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, TaskKey, TimelineEntry, update};
-
-fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
-}
 
 fn srv(n: &str) -> ServerId {
     ServerId::named(n)
@@ -37,13 +33,6 @@ fn task(id: &str, status: TaskStatus, msg: Option<&str>, created: &str) -> Task 
         error: None,
         more_input_requests: 0,
     }
-}
-
-fn apply(state: &mut State, msgs: Vec<Msg>) {
-    for m in msgs {
-        update(state, m, now());
-    }
-    state.ensure_view();
 }
 
 fn known(server: &str, id: &str, tool: &str) -> Msg {

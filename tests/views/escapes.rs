@@ -4,19 +4,15 @@
 //! Every frame is checked cell by cell and kept as a snapshot.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use chrono::{DateTime, TimeZone, Utc};
-use ratatui::Terminal;
+use crate::support;
+
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+use support::screen::{apply, now};
 use taskrail::engine::{EngineEvent, KnownTask, NoticeLevel, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, ErrorObject, InputRequest, Task, TaskStatus, ToolInfo};
-use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
-use taskrail::ui::{Dashboard, Theme};
-
-fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
-}
+use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State};
 
 fn hostile(tag: &str) -> String {
     format!(
@@ -28,13 +24,6 @@ fn hostile(tag: &str) -> String {
 
 fn srv() -> ServerId {
     ServerId::named("hostile")
-}
-
-fn apply(state: &mut State, msgs: Vec<Msg>) {
-    for m in msgs {
-        update(state, m, now());
-    }
-    state.ensure_view();
 }
 
 fn task(id: &str, status: TaskStatus) -> Task {
@@ -140,21 +129,7 @@ fn hostile_board() -> State {
 }
 
 fn render(state: &State, w: u16, h: u16) -> TestBackend {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let theme = Theme::default();
-    terminal
-        .draw(|f| {
-            f.render_widget(
-                Dashboard {
-                    state,
-                    theme: &theme,
-                    now: now(),
-                },
-                f.area(),
-            )
-        })
-        .unwrap();
-    terminal.backend().clone()
+    support::screen::render(state, w, h, now())
 }
 
 /// No cell may hold a control, escape, bidi or zero-width character.

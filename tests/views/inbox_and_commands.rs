@@ -3,21 +3,19 @@
 //! bundled themes' semantic colours. Pinned clock; must not read the real clock.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use chrono::{DateTime, TimeZone, Utc};
-use ratatui::Terminal;
+use crate::support;
+
+use chrono::{DateTime, Utc};
 use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
 
+use support::screen::{apply, now};
 use taskrail::engine::{EngineEvent, Hint, KnownTask, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Era, InputRequest, Task, TaskStatus};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State, update};
 
-use taskrail::ui::{Dashboard, Theme};
-
-fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
-}
+use taskrail::ui::Theme;
 
 fn srv(n: &str) -> ServerId {
     ServerId::named(n)
@@ -166,27 +164,7 @@ fn board() -> State {
 }
 
 fn render(state: &State, theme: &Theme, w: u16, h: u16) -> TestBackend {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    terminal
-        .draw(|f| {
-            f.render_widget(
-                Dashboard {
-                    state,
-                    theme,
-                    now: now(),
-                },
-                f.area(),
-            )
-        })
-        .unwrap();
-    terminal.backend().clone()
-}
-
-fn apply(state: &mut State, msgs: Vec<Msg>) {
-    for m in msgs {
-        update(state, m, now());
-    }
-    state.ensure_view();
+    support::screen::render_themed(state, theme, w, h, now())
 }
 
 fn snap(name: &str, state: &mut State) {

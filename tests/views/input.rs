@@ -9,30 +9,19 @@ use crate::support;
 
 use std::time::Duration;
 
-use chrono::{DateTime, TimeZone, Utc};
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
+use support::screen::{apply, now};
 use taskrail::engine::{EngineEvent, InputOrigin, KnownTask, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{ErrorObject, InputRequest, Task, TaskStatus};
 use taskrail::state::{
-    InputTarget, Key, Keymap, Modal, Msg, SamplingSetup, ServerInput, State, TaskKey, update,
+    InputTarget, Key, Keymap, Modal, Msg, SamplingSetup, ServerInput, State, TaskKey,
 };
 use taskrail::ui::Theme;
 
-fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
-}
-
 fn srv() -> ServerId {
     ServerId::named("demo")
-}
-
-fn apply(state: &mut State, msgs: Vec<Msg>) {
-    for m in msgs {
-        update(state, m, now());
-    }
-    state.ensure_view();
 }
 
 fn waiting(id: &str, tool: &str, requests: Vec<(&str, &str, Value)>) -> Vec<Msg> {
