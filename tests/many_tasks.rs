@@ -2,30 +2,17 @@
 //! renders only what fits, and memory per task stays small.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use chrono::{DateTime, TimeZone, Utc};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+mod support;
+
+use support::screen::now;
 use taskrail::engine::{EngineEvent, ServerId, TaskId, UpdateSource};
 use taskrail::mcp::{Task, TaskStatus};
 use taskrail::state::{Keymap, Msg, State, update};
-use taskrail::ui::{Dashboard, Theme};
 
 const TASKS: usize = 100_000;
 
-fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 7, 28, 10, 0, 0).unwrap()
-}
-
 fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+    support::hosts::rss_kb(std::process::id()).unwrap_or(0)
 }
 
 #[test]
@@ -64,21 +51,8 @@ fn a_hundred_thousand_tasks_fit_and_render() {
     }
     s.ensure_view();
     assert_eq!(s.tasks.len(), TASKS);
-    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
-    let theme = Theme::default();
-    terminal
-        .draw(|f| {
-            f.render_widget(
-                Dashboard {
-                    state: &s,
-                    theme: &theme,
-                    now: now(),
-                },
-                f.area(),
-            )
-        })
-        .unwrap();
-    let screen = format!("{}", terminal.backend());
+    let backend = support::screen::render(&s, 100, 30, now());
+    let screen = format!("{backend}");
     assert!(screen.contains("100000 tasks"), "{screen}");
     let grown = rss_kib().saturating_sub(before);
     println!("100k tasks: RSS grew by {grown} KiB");

@@ -26,15 +26,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Resident set size of this process (the engine lives here; the server does not).
 fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+    support::hosts::rss_kb(std::process::id()).unwrap_or(0)
 }
 
 /// The work mix: quick jobs, flaky ones, and ones that ask for input.

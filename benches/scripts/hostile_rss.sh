@@ -6,12 +6,12 @@
 #
 #   benches/scripts/hostile_rss.sh BIN [SECS]
 # BIN: the taskrail binary to measure (e.g. target/debug/taskrail, or an older build).
-# Needs: cargo test --no-run --test hostile_serve (the hostile server), python3, tmux.
+# Needs: cargo test --no-run --test engine (the hostile server: its ignored test hostile_server::serve), python3, tmux.
 set -uo pipefail
 bin="$(realpath "$1")"
 secs="${2:-20}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-serve="$(ls -t "${CARGO_TARGET_DIR:-$repo/target}"/debug/deps/hostile_serve-* | grep -v '\.d$' | head -1)"
+serve="$(ls -t "${CARGO_TARGET_DIR:-$repo/target}"/debug/deps/engine-* | grep -v '\.d$' | head -1)"
 out="$(mktemp -d)"
 trap '[[ -n "${KEEP:-}" ]] || rm -rf "$out"' EXIT
 
@@ -31,7 +31,7 @@ peak() {
 start_server() { # plan -> sets url, spid; the server's stderr counts what it saw
   local run="$1.$BASHPID.$RANDOM"
   mkfifo "$out/in.$run"
-  HOSTILE_PLAN="$1" "$serve" --ignored --exact serve --nocapture \
+  HOSTILE_PLAN="$1" "$serve" --ignored --exact hostile_server::serve --nocapture \
     <"$out/in.$run" >"$out/serve.$run" 2>"$out/seen.$1" &
   spid=$!
   exec {hold}>"$out/in.$run"

@@ -1,8 +1,10 @@
 //! Test harness that starts real third-party MCP servers ("peers") for integration tests.
 //!
-//! Use it from an integration test with `mod support;`. Every peer binds 127.0.0.1 on an
-//! ephemeral port, prints `READY <url>` once it answers, and is killed (whole process
-//! group) when its [`Peer`] is dropped. The peers are installed by
+//! Each test binary includes it once: `#[path = "../support/mod.rs"] mod support;` in
+//! `tests/<area>/main.rs` (`mod support;` in a single-file binary such as `tests/soak.rs`),
+//! and its modules `use crate::support;`. Every peer binds 127.0.0.1 on an ephemeral port,
+//! prints `READY <url>` once it answers, and is killed (whole process group) when its
+//! [`Peer`] is dropped. The peers are installed by
 //! `bash tests/interop/setup.sh` (run by `bash tests/run_all.sh`) into `$TASKRAIL_PEERS_DIR`,
 //! default `<repo>/.peers`; a missing install is a test failure, never a skip.
 #![allow(dead_code)]
@@ -366,6 +368,7 @@ pub mod hosts;
 pub mod raw_http;
 pub mod relay;
 pub mod screen;
+pub mod shared;
 pub mod taskrail;
 pub mod tmux;
 

@@ -1,0 +1,17 @@
+//! The command line as a user runs it: the real binary against the demo server, real peers
+//! and hostile servers; config and host files; what it writes and what it keeps secret.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bench;
+mod config;
+mod demo_server;
+mod escapes;
+mod hostile_server;
+mod hosts;
+mod huge_files;
+mod ledger_rows;
+mod secrets;
+mod unix_tool;
