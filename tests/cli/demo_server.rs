@@ -74,7 +74,7 @@ fn scenarios(legacy: bool) {
 
     if !legacy {
         // Legacy tasks belong to the session that created them (as on server-everything):
-        // cross-process cancel is a modern scenario; legacy cancel runs in `engine_demo`.
+        // cross-process cancel is a modern scenario; legacy cancel runs in `tests/engine/demo_server.rs`.
         let id = task_id(&tr.run(
             &[
                 "call",
