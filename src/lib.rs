@@ -1,5 +1,5 @@
 //! taskrail: a terminal dashboard and headless CLI for MCP Tasks. This is the crate map a
-//! contributor reads first; `tests/layering.rs` (its `LAYERS` table) is the one authority on
+//! contributor reads first; `tests/house/layering.rs` (its `LAYERS` table) is the one authority on
 //! the walls, and this list follows it.
 //!
 //! # Layers, in import order
@@ -11,9 +11,11 @@
 //!   characters, bounds lengths by width. Imports nothing of the crate.
 //! - `ids` — identities minted once (`ServerId`, `TaskId`, redacting themselves in logs).
 //!   May import `sanitize`.
+//! - `paths` — where taskrail keeps its files (config, data directory, ledger, log, tokens):
+//!   pure lookups. Imports nothing of the crate.
 //! - `mcp` — the protocol library: JSON-RPC, both eras' types, `task_rules` (acceptance,
 //!   outcome, finished), transports (HTTP JSON/SSE, stdio, bounded readers), `auth` (OAuth).
-//!   May import `ids`, `sanitize`.
+//!   May import `ids`, `sanitize`, `paths`.
 //! - `ledger` — everything durable (SQLite): tasks, timeline, leases, outbox, sessions, the
 //!   change feed other processes read. May import `ids`, `sanitize`, `mcp`.
 //! - `engine` — one actor per server (push first, paced polling, intents), the router and the
@@ -22,7 +24,7 @@
 //! - `state` — `State`, `Msg`, `Effect` and the pure reducer `update`. May import `ids`,
 //!   `sanitize`, `mcp`, `engine` (its event and command types).
 //! - `config` — the user's TOML, themes, keymap overrides, other hosts' config files (pure
-//!   parse and patch). May import `ids`, `sanitize`, `mcp`, `state`.
+//!   parse and patch). May import `ids`, `sanitize`, `paths`, `mcp`, `state`.
 //! - `ui` — one file per view, pure functions of `&State`. May import `ids`, `sanitize`,
 //!   `state`, `config`, and ratatui.
 //! - `launch` — what taskrail starts outside itself on a keypress: the browser, OSC 52, a
@@ -32,11 +34,12 @@
 //! - `prompt` — one input request answered on a terminal for `taskrail call`. May import
 //!   `ids`, `sanitize`, `mcp`, `engine`, `state`, `ui`, `app`.
 //! - `proxy` — the MCP server a host talks to, in front of one upstream; records and follows
-//!   its tasks. May import `ids`, `sanitize`, `mcp`, `engine`, `ledger` (never the dashboard).
+//!   its tasks. May import `ids`, `sanitize`, `paths`, `mcp`, `engine`, `ledger` (never the
+//!   dashboard).
 //! - `demo` — the embedded demo server; shares no code with the client, so it stays an
 //!   independent check. Imports nothing of the crate.
 //! - `bench` — `taskrail bench …` end-to-end measurements. May import `ids`, `sanitize`,
-//!   `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`.
+//!   `paths`, `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`.
 //! - `cli` — subcommands and the composition root; exit codes. May import everything above
 //!   but `launch`.
 //!
