@@ -195,8 +195,10 @@ fn simple_task_interactive_sampling_not_offered_is_said_and_refused_into_a_reada
         s.contains("Sampling is not offered to this server")
     });
     tmux.keys(&["C-d"]);
-    let screen = tmux.wait("the task to fail", |s| {
-        s.contains("write_haiku") && s.contains("failed")
+    // The legacy server ends it `failed` with an `isError` result: a tool error, as the
+    // exit code of `taskrail call` says too.
+    let screen = tmux.wait("the task to end in a tool error", |s| {
+        s.contains("write_haiku") && s.contains("tool error")
     });
     let row = screen.lines().find(|l| l.contains("write_haiku")).unwrap();
     assert!(row.contains("Error"), "the row says why: {row}");
