@@ -14,13 +14,13 @@ use std::fmt::Write as _;
 
 use super::args::{AuthCommand, exit};
 use super::output::{finish, say};
-use super::{Context, connect_failure, fail};
+use super::{CliResult, Context, connect_failure, fail};
 use crate::engine::ServerSpec;
 use crate::mcp::auth::{Authorizer, Prompt, Prompter, SignInStatus};
 use crate::mcp::{Endpoint, McpClient};
 use crate::sanitize::sanitize_line;
 
-pub async fn run(ctx: &Context, cmd: AuthCommand) -> u8 {
+pub async fn run(ctx: &Context, cmd: AuthCommand) -> CliResult {
     match cmd {
         AuthCommand::Login { server, no_browser } => login(ctx, &server, no_browser).await,
         AuthCommand::Logout { server } => logout(ctx, &server).await,
@@ -29,7 +29,7 @@ pub async fn run(ctx: &Context, cmd: AuthCommand) -> u8 {
 }
 
 /// The spec and authorizer of an HTTP server named on the command line.
-fn resolve(ctx: &Context, server: &str) -> Result<(ServerSpec, Arc<Authorizer>), u8> {
+fn resolve(ctx: &Context, server: &str) -> CliResult<(ServerSpec, Arc<Authorizer>)> {
     let spec = ctx.spec(server)?;
     if let Endpoint::Stdio { .. } = spec.endpoint {
         return Err(fail(
@@ -85,11 +85,8 @@ fn announce(server: String) -> impl Fn(Prompt) + Send + Sync + 'static {
     }
 }
 
-async fn login(ctx: &Context, server: &str, no_browser: bool) -> u8 {
-    let (mut spec, auth) = match resolve(ctx, server) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+async fn login(ctx: &Context, server: &str, no_browser: bool) -> CliResult {
+    let (mut spec, auth) = resolve(ctx, server)?;
     // The first request waits for the person in the browser.
     spec.options.request_timeout = crate::mcp::auth::SIGN_IN_TIMEOUT + spec.options.request_timeout;
     let started = std::time::Instant::now();
@@ -109,7 +106,7 @@ async fn login(ctx: &Context, server: &str, no_browser: bool) -> u8 {
     auth.set_interaction(None);
     let client = match result {
         Ok((c, _)) => c,
-        Err(e) => return connect_failure(&spec.id, &e),
+        Err(e) => return Err(connect_failure(&spec.id, &e)),
     };
     client.close().await;
     match auth.status().await {
@@ -130,21 +127,18 @@ async fn login(ctx: &Context, server: &str, no_browser: bool) -> u8 {
                 }
             );
             say!("kept in {}", ctx.tokens.describe().await);
-            exit::COMPLETED
+            Ok(exit::COMPLETED)
         }
         Ok(_) => {
             say!("{} did not ask for a sign-in: nothing to do", spec.id);
-            exit::COMPLETED
+            Ok(exit::COMPLETED)
         }
-        Err(e) => fail(&e.to_string(), exit::CONNECTION),
+        Err(e) => Err(fail(&e.to_string(), exit::CONNECTION)),
     }
 }
 
-async fn logout(ctx: &Context, server: &str) -> u8 {
-    let (spec, auth) = match resolve(ctx, server) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+async fn logout(ctx: &Context, server: &str) -> CliResult {
+    let (spec, auth) = resolve(ctx, server)?;
     match auth.sign_out().await {
         Ok(true) => {
             say!(
@@ -152,13 +146,13 @@ async fn logout(ctx: &Context, server: &str) -> u8 {
                 spec.id,
                 ctx.tokens.describe().await
             );
-            exit::COMPLETED
+            Ok(exit::COMPLETED)
         }
         Ok(false) => {
             say!("{} has no sign-in", spec.id);
-            exit::COMPLETED
+            Ok(exit::COMPLETED)
         }
-        Err(e) => fail(&e.to_string(), exit::CONNECTION),
+        Err(e) => Err(fail(&e.to_string(), exit::CONNECTION)),
     }
 }
 
@@ -189,7 +183,7 @@ fn describe(s: &Option<SignInStatus>, now: i64) -> String {
     )
 }
 
-async fn status(ctx: &Context, json: bool) -> u8 {
+async fn status(ctx: &Context, json: bool) -> CliResult {
     let mut names: Vec<String> = ctx
         .config
         .servers
@@ -209,13 +203,13 @@ async fn status(ctx: &Context, json: bool) -> u8 {
         let (spec, auth) = match resolve(ctx, name) {
             Ok(x) => x,
             Err(c) => {
-                code = c;
+                code = c.report();
                 continue;
             }
         };
         match auth.status().await {
             Ok(s) => rows.push((spec.id.to_string(), auth.key().to_string(), s)),
-            Err(e) => code = fail(&format!("{}: {e}", spec.id), exit::CONNECTION),
+            Err(e) => code = fail(&format!("{}: {e}", spec.id), exit::CONNECTION).report(),
         }
     }
     let mut text = String::new();
@@ -252,5 +246,5 @@ async fn status(ctx: &Context, json: bool) -> u8 {
         }
         let _ = writeln!(text, "sign-ins are kept in {}", ctx.tokens.describe().await);
     }
-    finish(&text, code)
+    Ok(finish(&text, code))
 }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 use super::output::out;
-use super::{Context, exit, fail};
+use super::{CliResult, Context, exit, fail};
 use crate::mcp::auth::{
     AuthSettings, Authorizer, ClientAssertion, DirectFetch, Grant, Secret, TokenStore,
 };
@@ -26,25 +26,22 @@ use crate::state::form::Form;
 const MAX_CALLS: usize = 8;
 
 /// Run the scenario against `url`; exit 0 when every step succeeded.
-pub async fn run(ctx: &Context, url: &str, client_metadata_url: Option<String>) -> u8 {
+pub async fn run(ctx: &Context, url: &str, client_metadata_url: Option<String>) -> CliResult {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let _ = out!("scenario {}", sanitize_line(&scenario, 80));
     let endpoint = match Endpoint::parse(url) {
         Ok(e) => e,
-        Err(e) => return fail(&e.to_string(), exit::USAGE),
+        Err(e) => return Err(fail(&e.to_string(), exit::USAGE)),
     };
-    let opts = match ctx.connect_options() {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
+    let opts = ctx.connect_options()?;
     let settings = settings_from_context(&scenario, client_metadata_url);
     let auth = match Authorizer::new(url, settings, TokenStore::memory(), &opts.client_name) {
         Ok(a) => Arc::new(a),
-        Err(e) => return fail(&e.to_string(), exit::USAGE),
+        Err(e) => return Err(fail(&e.to_string(), exit::USAGE)),
     };
     match auth.http() {
         Ok(http) => auth.set_interaction(Some(DirectFetch::new(http.clone()))),
-        Err(e) => return fail(&e.to_string(), exit::CONNECTION),
+        Err(e) => return Err(fail(&e.to_string(), exit::CONNECTION)),
     }
     let opts = ConnectOptions {
         call_timeout: opts.request_timeout,
@@ -53,7 +50,7 @@ pub async fn run(ctx: &Context, url: &str, client_metadata_url: Option<String>) 
     };
     let (client, _pushes) = match McpClient::connect(endpoint, opts).await {
         Ok(c) => c,
-        Err(e) => return fail(&format!("cannot connect: {e}"), exit::CONNECTION),
+        Err(e) => return Err(fail(&format!("cannot connect: {e}"), exit::CONNECTION)),
     };
     client.on_untracked_elicitation(Arc::new(accept_with_defaults));
     let stream_task = legacy_stream(&client).await;
@@ -126,10 +123,10 @@ async fn legacy_stream(client: &Arc<McpClient>) -> Option<tokio::task::JoinHandl
     }))
 }
 
-async fn call_tools(client: &McpClient) -> u8 {
+async fn call_tools(client: &McpClient) -> CliResult {
     let tools = match client.list_tools().await {
         Ok(t) => t,
-        Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
+        Err(e) => return Err(fail(&format!("tools/list: {e}"), exit::CONNECTION)),
     };
     let _ = out!("{} tool(s)", tools.len());
     let mut code = exit::COMPLETED;
@@ -150,10 +147,10 @@ async fn call_tools(client: &McpClient) -> u8 {
             Ok(CallOutcome::InputRequired { .. }) => {
                 let _ = out!("{name}: input required");
             }
-            Err(e) => code = fail(&format!("{name}: {e}"), exit::TOOL_ERROR),
+            Err(e) => code = fail(&format!("{name}: {e}"), exit::TOOL_ERROR).report(),
         }
     }
-    code
+    Ok(code)
 }
 
 /// Arguments that satisfy a flat input schema: defaults where given, else a plain value

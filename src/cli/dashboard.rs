@@ -6,11 +6,8 @@ use std::sync::Arc;
 use super::*;
 
 /// The dashboard on the given servers, or on the embedded demo server with a few demo tasks.
-pub(super) async fn board(ctx: &Context, demo: bool) -> u8 {
-    let ledger = match ctx.ledger().await {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
+pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
+    let ledger = ctx.ledger().await?;
     let mut demo_server = None;
     let mut shown = extras::DashboardServers::default();
     if demo {
@@ -19,10 +16,7 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> u8 {
                 let endpoint = Endpoint::Http {
                     url: server.url.clone(),
                 };
-                let options = match ctx.connect_options() {
-                    Ok(o) => o,
-                    Err(code) => return code,
-                };
+                let options = ctx.connect_options()?;
                 // A stable name: the demo server's port changes on every start.
                 let id = ServerId::named("demo");
                 shown.shown.push(id.clone());
@@ -33,16 +27,16 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> u8 {
                 demo_server = Some(server);
             }
             Err(e) => {
-                return fail(
+                return Err(fail(
                     &format!("cannot start the demo server: {e:#}"),
                     exit::CONNECTION,
-                );
+                ));
             }
         }
     } else {
         match extras::dashboard_specs(ctx) {
             Ok(s) => shown = s,
-            Err(code) => return code,
+            Err(e) => return Err(e),
         }
     }
     let extras::DashboardServers {
@@ -76,8 +70,8 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> u8 {
         s.shutdown().await;
     }
     match result {
-        Ok(()) => exit::COMPLETED,
-        Err(e) => fail(&format!("dashboard: {e:#}"), exit::CONNECTION),
+        Ok(()) => Ok(exit::COMPLETED),
+        Err(e) => Err(fail(&format!("dashboard: {e:#}"), exit::CONNECTION)),
     }
 }
 

@@ -9,7 +9,7 @@ use clap::CommandFactory;
 
 use super::args::{Cli, exit};
 use super::output::{finish, say};
-use super::{Context, fail};
+use super::{CliResult, Context, fail};
 use crate::app::DashboardSettings;
 use crate::config::{Config, NotifyConfig, ServerConfig};
 use crate::engine::{ServerId, ServerSpec};
@@ -18,7 +18,7 @@ use crate::state::Keymap;
 
 /// The engine spec of a configured server: its name, endpoint, headers (after the
 /// `--header` ones), read-only flag, poll floor and the input kinds it is offered.
-pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> Result<ServerSpec, u8> {
+pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> CliResult<ServerSpec> {
     if let Some(why) = &s.disabled {
         return Err(fail(&disabled_text(s, why), exit::USAGE));
     }
@@ -52,7 +52,7 @@ pub struct DashboardServers {
 }
 
 /// Every server the dashboard shows: the configured ones, then `--server` additions.
-pub fn dashboard_specs(ctx: &Context) -> Result<DashboardServers, u8> {
+pub fn dashboard_specs(ctx: &Context) -> CliResult<DashboardServers> {
     let mut out = DashboardServers::default();
     for s in &ctx.config.servers {
         let id = ServerId::named(&s.name);
@@ -118,21 +118,18 @@ fn configured_input(
 }
 
 /// `taskrail export TASK_ID [-o FILE]`.
-pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> u8 {
-    let (rec, events) = match super::history::find_with_timeline(ctx, prefix).await {
-        Ok(found) => found,
-        Err(code) => return code,
-    };
+pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> CliResult {
+    let (rec, events) = super::history::find_with_timeline(ctx, prefix).await?;
     let text = crate::ledger::export::timeline_jsonl(&rec, &events);
     let Some(path) = output else {
-        return finish(&text, exit::COMPLETED);
+        return Ok(finish(&text, exit::COMPLETED));
     };
     match crate::app::export_file::write_new_private(&path, text.as_bytes()) {
         Ok(()) => {
             say!("{} events written to {}", events.len(), path.display());
-            exit::COMPLETED
+            Ok(exit::COMPLETED)
         }
-        Err(e) => fail(&format!("export not written: {e}"), exit::CONNECTION),
+        Err(e) => Err(fail(&format!("export not written: {e}"), exit::CONNECTION)),
     }
 }
 
@@ -152,7 +149,8 @@ pub fn man() -> u8 {
         return fail(
             &format!("cannot render the man page: {e}"),
             exit::CONNECTION,
-        );
+        )
+        .report();
     }
     finish(&String::from_utf8_lossy(&out), exit::COMPLETED)
 }

@@ -8,22 +8,19 @@ use std::fmt::Write as _;
 use super::args::exit;
 use super::output::{finish, record_json, shown, shown_short};
 use super::task_ref::{Need, resolve};
-use super::{Context, fail};
+use super::{CliResult, Context, fail};
 use crate::ledger::{EventRecord, TaskRecord, parse_duration};
 use crate::sanitize::sanitize_line;
 
-pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
-    let records = match ctx.ledger_call(move |l| l.list(all)).await {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
+pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> CliResult {
+    let records = ctx.ledger_call(move |l| l.list(all)).await?;
     let mut text = String::new();
     if json_out {
         for r in &records {
             text.push_str(&crate::sanitize::json_line(&record_json(r)));
             text.push('\n');
         }
-        return finish(&text, exit::COMPLETED);
+        return Ok(finish(&text, exit::COMPLETED));
     }
     if records.is_empty() {
         let more = if all {
@@ -31,7 +28,7 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
         } else {
             " in progress (use --all for finished ones)"
         };
-        return finish(&format!("no tasks{more}\n"), exit::COMPLETED);
+        return Ok(finish(&format!("no tasks{more}\n"), exit::COMPLETED));
     }
     let _ = writeln!(
         text,
@@ -60,7 +57,7 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
             sanitize_line(r.server.as_str(), 60)
         );
     }
-    finish(&text, exit::COMPLETED)
+    Ok(finish(&text, exit::COMPLETED))
 }
 
 /// The one ledger task `given` names (full id or unique prefix, on `--server` if given),
@@ -68,7 +65,7 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> u8 {
 pub async fn find_with_timeline(
     ctx: &Context,
     given: &str,
-) -> Result<(TaskRecord, Vec<EventRecord>), u8> {
+) -> CliResult<(TaskRecord, Vec<EventRecord>)> {
     let server = match ctx.servers.as_slice() {
         [] => None,
         [one] => Some(ctx.spec(one)?.id),
@@ -83,11 +80,8 @@ pub async fn find_with_timeline(
     Ok((rec, events))
 }
 
-pub async fn timeline(ctx: &Context, given: &str, json_out: bool) -> u8 {
-    let (rec, events) = match find_with_timeline(ctx, given).await {
-        Ok(found) => found,
-        Err(code) => return code,
-    };
+pub async fn timeline(ctx: &Context, given: &str, json_out: bool) -> CliResult {
+    let (rec, events) = find_with_timeline(ctx, given).await?;
     let mut text = String::new();
     if json_out {
         for e in &events {
@@ -95,7 +89,7 @@ pub async fn timeline(ctx: &Context, given: &str, json_out: bool) -> u8 {
             text.push_str(&crate::sanitize::json_line(&line));
             text.push('\n');
         }
-        return finish(&text, exit::COMPLETED);
+        return Ok(finish(&text, exit::COMPLETED));
     }
     let _ = writeln!(
         text,
@@ -117,22 +111,22 @@ pub async fn timeline(ctx: &Context, given: &str, json_out: bool) -> u8 {
             e.kind.as_str()
         );
     }
-    finish(&text, exit::COMPLETED)
+    Ok(finish(&text, exit::COMPLETED))
 }
 
-pub async fn prune(ctx: &Context, older_than: &str) -> u8 {
+pub async fn prune(ctx: &Context, older_than: &str) -> CliResult {
     let age = match parse_duration(older_than) {
         Ok(d) => d,
-        Err(e) => return fail(&format!("--older-than: {e:#}"), exit::USAGE),
+        Err(e) => return Err(fail(&format!("--older-than: {e:#}"), exit::USAGE)),
     };
     match ctx.ledger_call(move |l| l.prune(age)).await {
-        Ok(n) => finish(
+        Ok(n) => Ok(finish(
             &format!(
                 "pruned {n} finished task{}\n",
                 if n == 1 { "" } else { "s" }
             ),
             exit::COMPLETED,
-        ),
-        Err(code) => code,
+        )),
+        Err(e) => Err(e),
     }
 }

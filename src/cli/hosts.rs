@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::args::{HostsCommand, HostsTarget, exit};
 use super::output::out;
-use super::{Context, fail};
+use super::{CliResult, Context, fail};
 use crate::config::hosts::{self, Host, HostFile, Kind, Outcome, Proxy, Scope};
 use crate::sanitize::sanitize_line;
 
@@ -29,7 +29,7 @@ enum Mode {
     Unwrap,
 }
 
-pub fn run(ctx: &Context, command: Option<HostsCommand>, json: bool) -> u8 {
+pub fn run(ctx: &Context, command: Option<HostsCommand>, json: bool) -> CliResult {
     match command {
         None => list(json),
         Some(HostsCommand::List { json: j }) => list(json || j),
@@ -49,7 +49,7 @@ fn home() -> Option<PathBuf> {
 }
 
 /// Every host file that exists here.
-fn found_files() -> Result<Vec<HostFile>, u8> {
+fn found_files() -> CliResult<Vec<HostFile>> {
     let project = std::env::current_dir().map_err(|e| {
         fail(
             &format!("cannot read the current directory: {e}"),
@@ -103,11 +103,8 @@ fn kind_of(server: &hosts::Server) -> &str {
     }
 }
 
-fn list(json: bool) -> u8 {
-    let files = match found_files() {
-        Ok(f) => f,
-        Err(code) => return code,
-    };
+fn list(json: bool) -> CliResult {
+    let files = found_files()?;
     let mut code = exit::COMPLETED;
     if files.is_empty() && !json {
         let _ = out!("no MCP host configuration files found (HOME and this directory)");
@@ -120,7 +117,7 @@ fn list(json: bool) -> u8 {
         let entries = match entries {
             Ok(e) => e,
             Err(e) => {
-                code = fail(&e, exit::USAGE);
+                code = fail(&e, exit::USAGE).report();
                 continue;
             }
         };
@@ -149,7 +146,7 @@ fn list(json: bool) -> u8 {
                     "cannotWrap": if through { None } else { server.refused.clone() },
                 });
                 if out!("{}", crate::sanitize::json_line(&line)).is_err() {
-                    return code;
+                    return Ok(code);
                 }
                 continue;
             }
@@ -170,15 +167,15 @@ fn list(json: bool) -> u8 {
                 shown(&target_of(&server))
             );
             if line.is_err() {
-                return code;
+                return Ok(code);
             }
         }
     }
-    code
+    Ok(code)
 }
 
 /// The files and servers a wrap/unwrap is about.
-fn targets(target: &HostsTarget) -> Result<(Vec<HostFile>, Vec<String>), u8> {
+fn targets(target: &HostsTarget) -> CliResult<(Vec<HostFile>, Vec<String>)> {
     let mut words = target.targets.clone();
     let host = match words.first().and_then(|w| Host::from_name(w)) {
         Some(h) => {
@@ -217,7 +214,7 @@ fn targets(target: &HostsTarget) -> Result<(Vec<HostFile>, Vec<String>), u8> {
 }
 
 /// What a wrapped entry runs: this binary and this invocation's ledger, as absolute paths.
-fn proxy(ctx: &Context) -> Result<Proxy, u8> {
+fn proxy(ctx: &Context) -> CliResult<Proxy> {
     let exe = std::env::current_exe().map_err(|e| {
         fail(
             &format!("cannot find the taskrail binary: {e}"),
@@ -237,23 +234,20 @@ fn proxy(ctx: &Context) -> Result<Proxy, u8> {
     })
 }
 
-fn edit(ctx: &Context, target: HostsTarget, mode: Mode) -> u8 {
-    let (files, servers) = match targets(&target) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+fn edit(ctx: &Context, target: HostsTarget, mode: Mode) -> CliResult {
+    let (files, servers) = targets(&target)?;
     let proxy = match mode {
         Mode::Wrap => match proxy(ctx) {
             Ok(p) => Some(p),
-            Err(code) => return code,
+            Err(e) => return Err(e),
         },
         Mode::Unwrap => None,
     };
     if files.is_empty() {
-        return fail(
+        return Err(fail(
             "no MCP host configuration file found (HOME and this directory); name one with --file",
             exit::USAGE,
-        );
+        ));
     }
     let mut code = exit::COMPLETED;
     let mut seen: Vec<String> = Vec::new();
@@ -262,7 +256,7 @@ fn edit(ctx: &Context, target: HostsTarget, mode: Mode) -> u8 {
         let text = match read_host_file(&file.path) {
             Ok(t) => t,
             Err(e) => {
-                code = fail(&e, exit::USAGE);
+                code = fail(&e, exit::USAGE).report();
                 continue;
             }
         };
@@ -276,7 +270,8 @@ fn edit(ctx: &Context, target: HostsTarget, mode: Mode) -> u8 {
                 code = fail(
                     &format!("{path}: {e}; the file is left as it was"),
                     exit::USAGE,
-                );
+                )
+                .report();
                 continue;
             }
         };
@@ -317,7 +312,8 @@ fn edit(ctx: &Context, target: HostsTarget, mode: Mode) -> u8 {
             code = fail(
                 &format!("{path}: {e}; the file is left as it was"),
                 exit::CONNECTION,
-            );
+            )
+            .report();
         }
     }
     for s in &servers {
@@ -325,10 +321,11 @@ fn edit(ctx: &Context, target: HostsTarget, mode: Mode) -> u8 {
             code = fail(
                 &format!("no server named {} in the files looked at", shown(s)),
                 exit::USAGE,
-            );
+            )
+            .report();
         }
     }
-    code
+    Ok(code)
 }
 
 /// A unified diff for people: the stored original (base64) is abbreviated, every line

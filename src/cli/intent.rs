@@ -15,7 +15,7 @@ use super::args::exit;
 use super::oneshot::record_for_answer;
 use super::output::{finish, normalize_response, say};
 use super::task_ref::TaskRef;
-use super::{Context, fail, stop_engine};
+use super::{CliResult, Context, fail, stop_engine};
 use crate::engine::{EngineCommand, EngineEvent, Failure, ServerSpec, spawn_engine};
 use crate::sanitize::sanitize_line;
 
@@ -43,7 +43,7 @@ async fn run_one(
     cmd: EngineCommand,
     wait: Duration,
     judge: impl Fn(&EngineEvent) -> Option<Outcome>,
-) -> Result<Outcome, u8> {
+) -> CliResult<Outcome> {
     // Refused before the engine starts: nothing reaches a read-only server.
     let what = match cmd {
         EngineCommand::Answer { .. } => "answer",
@@ -91,7 +91,12 @@ pub struct AnswerArgs<'a> {
     pub force: bool,
 }
 
-pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: AnswerArgs<'_>) -> u8 {
+pub async fn answer(
+    ctx: &Context,
+    spec: ServerSpec,
+    task: &TaskRef,
+    args: AnswerArgs<'_>,
+) -> CliResult {
     let AnswerArgs {
         key,
         response,
@@ -99,8 +104,8 @@ pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: Answe
     } = args;
     let response: Value = match serde_json::from_str(response).map(normalize_response) {
         Ok(Ok(v)) => v,
-        Ok(Err(e)) => return fail(&format!("--json: {e}"), exit::USAGE),
-        Err(e) => return fail(&format!("--json is not valid JSON: {e}"), exit::USAGE),
+        Ok(Err(e)) => return Err(fail(&format!("--json: {e}"), exit::USAGE)),
+        Err(e) => return Err(fail(&format!("--json is not valid JSON: {e}"), exit::USAGE)),
     };
     let task_id = &task.task_id;
     // Judged from the ledger's record of the task before anything is sent (a read-only
@@ -111,10 +116,10 @@ pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: Answe
         let state = key_state(record.as_ref(), key);
         if let Some(why) = refusal(&state, &response, force) {
             let key = sanitize_line(&task_id.mask(key), 80);
-            return fail(
+            return Err(fail(
                 &format!("not sent: task {task_id}, key {key}: {why}"),
                 exit::USAGE,
-            );
+            ));
         }
         ignored = state.ignored_because();
     }
@@ -134,21 +139,24 @@ pub async fn answer(ctx: &Context, spec: ServerSpec, task: &TaskRef, args: Answe
         _ => None,
     };
     match run_one(ctx, spec, cmd, wait_for(ctx), judge).await {
-        Err(code) => code,
+        Err(e) => Err(e),
         Ok(Outcome::Done) => {
             let mut ack = json!({ "ok": true, "taskId": task_id, "key": key });
             if let Some(why) = &ignored {
                 say!("the server acknowledged the answer but ignores it: {why}");
                 ack["ignored"] = json!(why);
             }
-            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
+            Ok(finish(
+                &(crate::sanitize::json_line(&ack) + "\n"),
+                exit::COMPLETED,
+            ))
         }
-        Ok(Outcome::Failed(f)) => fail(&format!("answer: {f}"), failure_exit(&f)),
-        Ok(Outcome::Unreachable(why)) => fail(&format!("answer: {why}"), exit::CONNECTION),
+        Ok(Outcome::Failed(f)) => Err(fail(&format!("answer: {f}"), failure_exit(&f))),
+        Ok(Outcome::Unreachable(why)) => Err(fail(&format!("answer: {why}"), exit::CONNECTION)),
     }
 }
 
-pub async fn cancel(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
+pub async fn cancel(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> CliResult {
     let task_id = &task.task_id;
     let cmd = EngineCommand::Cancel {
         server: spec.id.clone(),
@@ -168,12 +176,15 @@ pub async fn cancel(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
         _ => None,
     };
     match run_one(ctx, spec, cmd, wait_for(ctx), judge).await {
-        Err(code) => code,
+        Err(e) => Err(e),
         Ok(Outcome::Done) => {
             let ack = json!({ "ok": true, "taskId": task_id });
-            finish(&(crate::sanitize::json_line(&ack) + "\n"), exit::COMPLETED)
+            Ok(finish(
+                &(crate::sanitize::json_line(&ack) + "\n"),
+                exit::COMPLETED,
+            ))
         }
-        Ok(Outcome::Failed(f)) => fail(&format!("cancel: {f}"), failure_exit(&f)),
-        Ok(Outcome::Unreachable(why)) => fail(&format!("cancel: {why}"), exit::CONNECTION),
+        Ok(Outcome::Failed(f)) => Err(fail(&format!("cancel: {f}"), failure_exit(&f))),
+        Ok(Outcome::Unreachable(why)) => Err(fail(&format!("cancel: {why}"), exit::CONNECTION)),
     }
 }

@@ -1,5 +1,6 @@
 //! The command line: parses arguments, sets up logging, the ledger and the engine, and
-//! runs one subcommand (or the dashboard). Exit codes are in `args::exit`.
+//! runs one subcommand (or the dashboard). Exit codes are in `args::exit`; why a command
+//! stopped is a `CliError`, said once at the top.
 //!
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
@@ -9,6 +10,7 @@ mod auth;
 mod conformance;
 mod dashboard;
 mod extras;
+mod failure;
 mod follow;
 mod history;
 mod hosts;
@@ -32,24 +34,17 @@ use tokio::sync::OnceCell;
 use crate::engine::{EngineCommand, EngineConfig, ServerId, ServerSpec, TaskId, spawn_engine};
 use crate::ledger::{self, DEFAULT_RETENTION, Ledger, LedgerHandle, Op};
 use crate::mcp::{ConnectOptions, Endpoint, McpClient};
+pub(crate) use failure::{CliError, CliResult, fail};
 use follow::{Follower, Mode};
 use output::say;
 
-/// Print an error and return `code`.
-pub(crate) fn fail(msg: &str, code: u8) -> u8 {
-    say!("error: {}", crate::sanitize::sanitize_line(msg, 1000));
-    code
-}
-
-/// Report a failed connection; "sign in required" gets its own exit code and advice.
-pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> u8 {
+/// A failed connection; "sign in required" gets its own exit code and advice.
+pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> CliError {
     if let crate::mcp::McpError::SignInRequired(_) = e {
-        let code = fail(&format!("{server}: {e}"), exit::SIGN_IN);
-        say!(
+        return fail(&format!("{server}: {e}"), exit::SIGN_IN).advise(format!(
             "sign in with: taskrail auth login {}",
             shlex::try_quote(server.as_str()).unwrap_or_default()
-        );
-        return code;
+        ));
     }
     fail(
         &format!("cannot connect to {server}: {e}"),
@@ -69,7 +64,7 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(cli: &Cli) -> Result<Self, u8> {
+    pub fn new(cli: &Cli) -> CliResult<Self> {
         crate::mcp::auth::StoreChoice::parse(&cli.global.token_store)
             .map_err(|e| fail(&format!("--token-store: {e}"), exit::USAGE))?;
         let mut ctx = Self::bare(cli.global.clone(), cli.global.read_only);
@@ -98,7 +93,7 @@ impl Context {
         endpoint: &Endpoint,
         settings: crate::mcp::auth::AuthSettings,
         mut options: ConnectOptions,
-    ) -> Result<ConnectOptions, u8> {
+    ) -> CliResult<ConnectOptions> {
         if let Endpoint::Http { url } = endpoint {
             let auth = crate::mcp::auth::Authorizer::new(
                 url,
@@ -112,7 +107,7 @@ impl Context {
         Ok(options)
     }
 
-    pub fn connect_options(&self) -> Result<ConnectOptions, u8> {
+    pub fn connect_options(&self) -> CliResult<ConnectOptions> {
         let defaults = ConnectOptions::default();
         let given = self.global.timeout.map(|s| Duration::from_secs(s.max(1)));
         let mut opts = ConnectOptions {
@@ -129,7 +124,7 @@ impl Context {
         Ok(opts)
     }
 
-    fn single(&self) -> Result<ServerSpec, u8> {
+    fn single(&self) -> CliResult<ServerSpec> {
         match self.servers.as_slice() {
             [one] => self.spec(one),
             [] => Err(fail(
@@ -141,14 +136,14 @@ impl Context {
     }
 
     /// Connect to the one `--server`.
-    pub async fn connect(&self) -> Result<(ServerSpec, Arc<McpClient>), u8> {
+    pub async fn connect(&self) -> CliResult<(ServerSpec, Arc<McpClient>)> {
         let spec = self.single()?;
         let client = self.connect_to(&spec).await?;
         Ok((spec, client))
     }
 
     /// Connect to `spec` (its pushes are not needed).
-    pub async fn connect_to(&self, spec: &ServerSpec) -> Result<Arc<McpClient>, u8> {
+    pub async fn connect_to(&self, spec: &ServerSpec) -> CliResult<Arc<McpClient>> {
         let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
             .await
             .map_err(|e| connect_failure(&spec.id, &e))?;
@@ -156,7 +151,7 @@ impl Context {
     }
 
     /// Where the ledger is: `--db`, `TASKRAIL_DB`, or the data directory's.
-    pub fn ledger_path(&self) -> Result<std::path::PathBuf, u8> {
+    pub fn ledger_path(&self) -> CliResult<std::path::PathBuf> {
         match &self.global.db {
             Some(p) => Ok(p.clone()),
             None => crate::paths::ledger()
@@ -165,7 +160,7 @@ impl Context {
     }
 
     /// The ledger, opened (and pruned of old finished tasks) on first use.
-    pub async fn ledger(&self) -> Result<LedgerHandle, u8> {
+    pub async fn ledger(&self) -> CliResult<LedgerHandle> {
         self.ledger
             .get_or_try_init(|| async {
                 let path = self.ledger_path()?;
@@ -189,11 +184,11 @@ impl Context {
             .cloned()
     }
 
-    /// Call the ledger operation `op` names and await it; a failure is reported.
+    /// Call the ledger operation `op` names and await it; a failure becomes the command's error.
     pub async fn ledger_call<R: Send + 'static>(
         &self,
         op: impl FnOnce(&dyn Ledger) -> Op<R>,
-    ) -> Result<R, u8> {
+    ) -> CliResult<R> {
         let ledger = self.ledger().await?;
         op(&*ledger)
             .await
@@ -206,8 +201,9 @@ impl Context {
         server: &ServerId,
         op: impl FnOnce(&dyn Ledger, &ServerId) -> Op<()>,
     ) {
-        if let Err(code) = self.ledger_call(|l| op(l, server)).await {
-            tracing::warn!("ledger write failed ({code})");
+        if let Err(failure) = self.ledger_call(|l| op(l, server)).await {
+            failure.report();
+            tracing::warn!("ledger write failed: {failure}");
         }
     }
 
@@ -236,10 +232,9 @@ pub fn main() -> ExitCode {
     let runtime = match runtime_for(cli.command.as_ref()) {
         Ok(r) => r,
         Err(e) => {
-            return ExitCode::from(fail(
-                &format!("cannot start the runtime: {e}"),
-                exit::CONNECTION,
-            ));
+            return ExitCode::from(
+                fail(&format!("cannot start the runtime: {e}"), exit::CONNECTION).report(),
+            );
         }
     };
     // Run as a spawned task, not as `block_on`'s own future: on a current-thread runtime
@@ -247,7 +242,9 @@ pub fn main() -> ExitCode {
     // epoll turn per event), while waking a task is a local queue push.
     let code = runtime.block_on(async {
         match tokio::spawn(run(cli)).await {
-            Ok(code) => code,
+            Ok(Ok(code)) => code,
+            // Why the command stopped, said once, here.
+            Ok(Err(failure)) => failure.report(),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => exit::CONNECTION,
         }
@@ -270,60 +267,55 @@ fn runtime_for(command: Option<&Command>) -> std::io::Result<tokio::runtime::Run
     builder.enable_all().build()
 }
 
-async fn run(cli: Cli) -> u8 {
-    let mut ctx = match Context::new(&cli) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+async fn run(cli: Cli) -> CliResult {
+    let mut ctx = Context::new(&cli)?;
     match &cli.command {
-        Some(Command::Completions { shell }) => return extras::completions(*shell),
-        Some(Command::Man) => return extras::man(),
+        Some(Command::Completions { shell }) => return Ok(extras::completions(*shell)),
+        Some(Command::Man) => return Ok(extras::man()),
         Some(Command::ServeDemo(_) | Command::Bench(_)) => {}
         _ => match crate::config::Config::load(cli.global.config.as_deref()) {
             Ok(config) => ctx.config = config,
-            Err(e) => return fail(&e, exit::USAGE),
+            Err(e) => return Err(fail(&e, exit::USAGE)),
         },
     }
     match cli.command {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
         Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
-        Some(Command::Get { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
-            Ok((spec, task)) => oneshot::get(&ctx, spec, &task).await,
-            Err(code) => code,
-        },
+        Some(Command::Get { task_id }) => {
+            let (spec, task) = task_ref::on_server(&ctx, &task_id).await?;
+            oneshot::get(&ctx, spec, &task).await
+        }
         Some(Command::Watch { task_ids, json }) => watch(&ctx, task_ids, json).await,
         Some(Command::Answer {
             task_id,
             key,
             response,
             force,
-        }) => match task_ref::on_server(&ctx, &task_id).await {
-            Ok((spec, task)) => {
-                let args = intent::AnswerArgs {
-                    key: &key,
-                    response: &response,
-                    force,
-                };
-                intent::answer(&ctx, spec, &task, args).await
-            }
-            Err(code) => code,
-        },
-        Some(Command::Cancel { task_id }) => match task_ref::on_server(&ctx, &task_id).await {
-            Ok((spec, task)) => intent::cancel(&ctx, spec, &task).await,
-            Err(code) => code,
-        },
+        }) => {
+            let (spec, task) = task_ref::on_server(&ctx, &task_id).await?;
+            let args = intent::AnswerArgs {
+                key: &key,
+                response: &response,
+                force,
+            };
+            intent::answer(&ctx, spec, &task, args).await
+        }
+        Some(Command::Cancel { task_id }) => {
+            let (spec, task) = task_ref::on_server(&ctx, &task_id).await?;
+            intent::cancel(&ctx, spec, &task).await
+        }
         Some(Command::Ls { all, json }) => history::ls(&ctx, all, json).await,
         Some(Command::Timeline { task_id, json }) => history::timeline(&ctx, &task_id, json).await,
         Some(Command::Prune { older_than }) => history::prune(&ctx, &older_than).await,
         Some(Command::Export { task_id, output }) => extras::export(&ctx, &task_id, output).await,
-        Some(Command::Completions { .. } | Command::Man) => exit::COMPLETED,
+        Some(Command::Completions { .. } | Command::Man) => Ok(exit::COMPLETED),
         Some(Command::Auth(cmd)) => auth::run(&ctx, cmd).await,
         Some(Command::ServeDemo(opts)) => match crate::demo::run_serve_demo(opts).await {
-            Ok(()) => exit::COMPLETED,
-            Err(e) => fail(&format!("demo server: {e:#}"), exit::CONNECTION),
+            Ok(()) => Ok(exit::COMPLETED),
+            Err(e) => Err(fail(&format!("demo server: {e:#}"), exit::CONNECTION)),
         },
         Some(Command::Demo) => dashboard::board(&ctx, true).await,
-        Some(Command::Bench(args)) => crate::bench::run(args).await,
+        Some(Command::Bench(args)) => Ok(crate::bench::run(args).await),
         Some(Command::Conformance {
             server_url,
             client_metadata_url,
@@ -340,32 +332,26 @@ async fn run(cli: Cli) -> u8 {
     }
 }
 
-async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
+async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> CliResult {
     let arguments: serde_json::Value = match serde_json::from_str(args) {
         Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(_) => return fail("--args must be a JSON object", exit::USAGE),
-        Err(e) => return fail(&format!("--args is not valid JSON: {e}"), exit::USAGE),
+        Ok(_) => return Err(fail("--args must be a JSON object", exit::USAGE)),
+        Err(e) => return Err(fail(&format!("--args is not valid JSON: {e}"), exit::USAGE)),
     };
-    let spec = match ctx.single() {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let spec = ctx.single()?;
     if detach && matches!(spec.endpoint, Endpoint::Stdio { .. }) {
-        return fail(
+        return Err(fail(
             "call --detach refused: a stdio server's tasks live in the server process, which \
              ends with this command; follow the task instead (taskrail call without --detach), \
              or use the dashboard",
             exit::USAGE,
-        );
+        ));
     }
     // Refused before the engine starts: nothing reaches a read-only server.
     if let Some(refused) = spec.refuse("call") {
-        return fail(refused.text(), exit::USAGE);
+        return Err(fail(refused.text(), exit::USAGE));
     }
-    let ledger = match ctx.ledger().await {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
+    let ledger = ctx.ledger().await?;
     let server = spec.id.clone();
     let (engine, events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
     let mut follower = Follower::new(engine.clone(), Mode::Call { detach });
@@ -384,30 +370,24 @@ async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> u8 {
         .await;
     let code = follower.run(events).await;
     stop_engine(engine, join).await;
-    code
+    Ok(code)
 }
 
-async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
-    let ledger = match ctx.ledger().await {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
+async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> CliResult {
+    let ledger = ctx.ledger().await?;
     // (server, task id) pairs to follow, and the servers they live on.
     let mut targets: Vec<(ServerSpec, TaskId)> = Vec::new();
     if task_ids.is_empty() {
-        let records = match ctx.ledger_call(|l| l.non_terminal()).await {
-            Ok(r) => r,
-            Err(code) => return code,
-        };
+        let records = ctx.ledger_call(|l| l.non_terminal()).await?;
         let mut only = Vec::new();
         for s in &ctx.servers {
             match ctx.server_id(s) {
                 Some(id) => only.push(id),
                 None => {
-                    return fail(
+                    return Err(fail(
                         &format!("{s:?} is neither a configured server nor an address"),
                         exit::USAGE,
-                    );
+                    ));
                 }
             }
         }
@@ -443,13 +423,13 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
                 " on that server".to_string()
             };
             say!("nothing to watch: the ledger has no unfinished tasks{on}");
-            return exit::COMPLETED;
+            return Ok(exit::COMPLETED);
         }
     } else {
         for given in &task_ids {
             match task_ref::on_server(ctx, given).await {
                 Ok((spec, task)) => targets.push((spec, task.task_id)),
-                Err(code) => return code,
+                Err(e) => return Err(e),
             }
         }
     }
@@ -474,7 +454,7 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> u8 {
     }
     let code = follower.run(events).await;
     stop_engine(engine, join).await;
-    code
+    Ok(code)
 }
 
 async fn stop_engine(engine: crate::engine::EngineHandle, join: tokio::task::JoinHandle<()>) {

@@ -12,7 +12,7 @@ use super::answer_check::{KeyState, key_state};
 use super::args::exit;
 use super::output::{finish, tool_json};
 use super::task_ref::TaskRef;
-use super::{Context, fail};
+use super::{CliResult, Context, fail};
 use crate::engine::ServerSpec;
 use crate::ledger::{EventKind, TaskRecord};
 use crate::mcp::{Era, McpClient, McpError, TaskId};
@@ -25,14 +25,11 @@ fn error_exit(e: &McpError) -> u8 {
     }
 }
 
-pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
-    let (_, client) = match ctx.connect().await {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub async fn tools(ctx: &Context, json_out: bool) -> CliResult {
+    let (_, client) = ctx.connect().await?;
     let tools = match client.list_tools().await {
         Ok(t) => t,
-        Err(e) => return fail(&format!("tools/list: {e}"), exit::CONNECTION),
+        Err(e) => return Err(fail(&format!("tools/list: {e}"), exit::CONNECTION)),
     };
     client.close().await;
     let mut text = String::new();
@@ -54,10 +51,10 @@ pub async fn tools(ctx: &Context, json_out: bool) -> u8 {
             let _ = writeln!(text, "{:<24} {desc}{hint}", sanitize_line(&t.name, 24));
         }
     }
-    finish(&text, exit::COMPLETED)
+    Ok(finish(&text, exit::COMPLETED))
 }
 
-pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
+pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> CliResult {
     let task_id = &task.task_id;
     let known = match ctx.ledger_call(|l| l.get(&spec.id, task_id)).await {
         Ok(rec) => match rec.as_ref().and_then(|r| r.session) {
@@ -65,7 +62,7 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
             None => Ok(None),
         }
         .map(|session| (rec.is_some(), session)),
-        Err(code) => Err(code),
+        Err(e) => Err(e),
     };
     let (in_ledger, session) = known.unwrap_or((false, None));
     // A legacy task lives in its session: rejoin it rather than starting a new one.
@@ -83,10 +80,7 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
         }
         None => ctx.connect_to(&spec).await.map(|c| (spec.clone(), c)),
     };
-    let (spec, client) = match connected {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    let (spec, client) = connected?;
     let code = match fetch(&client, task_id).await {
         Ok(task) => {
             let era = client.era();
@@ -95,7 +89,7 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
             })
             .await;
             let code = exit::of(crate::mcp::outcome(Some(&task), false));
-            finish(&(crate::sanitize::json_pretty(&task) + "\n"), code)
+            Ok(finish(&(crate::sanitize::json_pretty(&task) + "\n"), code))
         }
         Err(e) => {
             // Only a task the ledger already holds becomes a tombstone: a mistyped id
@@ -109,10 +103,10 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> u8 {
                 ctx.record(&spec.id, |l, server| l.mark_ended(server, task_id, why))
                     .await;
             }
-            fail(
+            Err(fail(
                 &format!("tasks/get: {}", task_id.mask(&e.to_string())),
                 error_exit(&e),
-            )
+            ))
         }
     };
     // A legacy session stays open: its other tasks may still be running.

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use super::args::{ProxyAction, ProxyArgs, exit};
 use super::output::{out, say};
-use super::{Context, fail};
+use super::{CliResult, Context, fail};
 use crate::ledger::parse_duration;
 use crate::proxy::tokens::{self, Tokens};
 use crate::proxy::{Listener, Proxy, ProxyOptions};
@@ -44,42 +44,39 @@ async fn stopped() {
 }
 
 /// The listener's token file, beside the ledger.
-fn token_file(ctx: &Context) -> Result<Tokens, u8> {
+fn token_file(ctx: &Context) -> CliResult<Tokens> {
     Ok(Tokens::at(tokens::file_for(&ctx.ledger_path()?)))
 }
 
 /// `taskrail proxy token`: print the host's token.
-fn token(ctx: &Context, host: &str, rotate: bool) -> u8 {
-    let tokens = match token_file(ctx) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+fn token(ctx: &Context, host: &str, rotate: bool) -> CliResult {
+    let tokens = token_file(ctx)?;
     match tokens.issue(host, rotate) {
         Ok(t) => {
             let _ = out!("{t}");
-            exit::COMPLETED
+            Ok(exit::COMPLETED)
         }
-        Err(e) => fail(&format!("proxy token: {e:#}"), exit::USAGE),
+        Err(e) => Err(fail(&format!("proxy token: {e:#}"), exit::USAGE)),
     }
 }
 
-fn duration(flag: &str, value: &str) -> Result<std::time::Duration, u8> {
+fn duration(flag: &str, value: &str) -> CliResult<std::time::Duration> {
     parse_duration(value).map_err(|e| fail(&format!("{flag}: {e:#}"), exit::USAGE))
 }
 
-pub async fn run(ctx: &Context, args: ProxyArgs) -> u8 {
+pub async fn run(ctx: &Context, args: ProxyArgs) -> CliResult {
     if let Some(ProxyAction::Token { host, rotate }) = &args.action {
         return token(ctx, host, *rotate);
     }
     let Some(server) = args.server.as_deref() else {
-        return fail(
+        return Err(fail(
             "taskrail proxy needs SERVER (a name, a URL or stdio:<command>)",
             exit::USAGE,
-        );
+        ));
     };
     let addr = match args.listen.as_deref().map(listen_addr).transpose() {
         Ok(a) => a,
-        Err(e) => return fail(&e, exit::USAGE),
+        Err(e) => return Err(fail(&e, exit::USAGE)),
     };
     let given = args
         .answer_within
@@ -90,7 +87,7 @@ pub async fn run(ctx: &Context, args: ProxyArgs) -> u8 {
             Some(("config [proxy] answer_within", c))
         });
     let answer_within = match given.map(|(what, v)| duration(what, &v)) {
-        Some(Err(code)) => return code,
+        Some(Err(code)) => return Err(code),
         Some(Ok(d)) => Some(d),
         None => None,
     };
@@ -99,18 +96,18 @@ pub async fn run(ctx: &Context, args: ProxyArgs) -> u8 {
         duration("--detach-limit", &args.detach_limit),
     ) {
         (Ok(t), Ok(d)) => (t, d),
-        (Err(code), _) | (_, Err(code)) => return code,
+        (Err(code), _) | (_, Err(code)) => return Err(code),
     };
     let mut answer_within_for = std::collections::HashMap::new();
     for (host, v) in &ctx.config.proxy.hosts {
         match duration(&format!("config [proxy.hosts.{host}] answer_within"), v) {
             Ok(d) => answer_within_for.insert(host.clone(), d),
-            Err(code) => return code,
+            Err(e) => return Err(e),
         };
     }
     let listener_opts = match (addr, duration("--session-idle", &args.session_idle)) {
         (None, _) => None,
-        (Some(_), Err(code)) => return code,
+        (Some(_), Err(e)) => return Err(e),
         (Some(_), Ok(idle)) => match token_file(ctx) {
             Ok(tokens) => Some(Listener {
                 max_body: args.max_body.max(1024),
@@ -118,24 +115,21 @@ pub async fn run(ctx: &Context, args: ProxyArgs) -> u8 {
                 max_sessions: args.max_sessions.max(1),
                 ..Listener::new(tokens)
             }),
-            Err(code) => return code,
+            Err(e) => return Err(e),
         },
     };
-    let mut upstream = match ctx.spec(server) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    if let Err(code) = super::proxy_headers::apply(&mut upstream) {
-        return code;
-    }
-    let ledger = match ctx.ledger().await {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
+    let mut upstream = ctx.spec(server)?;
+    super::proxy_headers::apply(&mut upstream)?;
+    let ledger = ctx.ledger().await?;
     let listener = match addr {
         Some(a) => match tokio::net::TcpListener::bind(a).await {
             Ok(l) => Some(l),
-            Err(e) => return fail(&format!("cannot listen on {a}: {e}"), exit::CONNECTION),
+            Err(e) => {
+                return Err(fail(
+                    &format!("cannot listen on {a}: {e}"),
+                    exit::CONNECTION,
+                ));
+            }
         },
         None => None,
     };
@@ -182,8 +176,8 @@ pub async fn run(ctx: &Context, args: ProxyArgs) -> u8 {
     };
     running.stop().await;
     match served {
-        Ok(()) => exit::COMPLETED,
-        Err(e) => fail(&format!("proxy: {e:#}"), exit::CONNECTION),
+        Ok(()) => Ok(exit::COMPLETED),
+        Err(e) => Err(fail(&format!("proxy: {e:#}"), exit::CONNECTION)),
     }
 }
 

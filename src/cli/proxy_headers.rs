@@ -7,12 +7,12 @@
 //! header value, nor read any other variable.
 
 use super::args::exit;
-use super::fail;
+use super::{CliResult, fail};
 use crate::config::hosts::HEADERS_VAR;
 use crate::engine::ServerSpec;
 
 /// Merge the variable's headers into `spec`; a malformed value is a usage error (said).
-pub fn apply(spec: &mut ServerSpec) -> Result<(), u8> {
+pub fn apply(spec: &mut ServerSpec) -> CliResult<()> {
     let raw = std::env::var_os(HEADERS_VAR);
     let raw = match raw.as_deref().map(|v| v.to_str()) {
         None => return Ok(()),

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::args::exit;
-use super::{Context, fail};
+use super::{CliResult, Context, fail};
 use crate::config::ServerConfig;
 use crate::engine::{Resolver, ServerId, ServerSpec};
 use crate::mcp::Endpoint;
@@ -25,7 +25,7 @@ impl Context {
 
     /// The spec of a `--server` value: a configured name, or an address (the configured
     /// server with that address keeps its name, headers and settings).
-    pub fn spec(&self, server: &str) -> Result<ServerSpec, u8> {
+    pub fn spec(&self, server: &str) -> CliResult<ServerSpec> {
         if let Some(configured) = self.config.server(server) {
             return super::extras::configured_spec(self, configured);
         }

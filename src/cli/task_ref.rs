@@ -5,7 +5,7 @@
 //! Owns: that resolution and its errors. Must not talk to servers.
 
 use super::args::exit;
-use super::{Context, fail};
+use super::{CliResult, Context, fail};
 use crate::engine::{ServerId, ServerSpec};
 use crate::ledger::TaskRecord;
 use crate::mcp::TaskId;
@@ -60,7 +60,7 @@ pub async fn resolve(
     given: &str,
     server: Option<&ServerId>,
     need: Need,
-) -> Result<TaskRef, u8> {
+) -> CliResult<TaskRef> {
     if given.is_empty() {
         return Err(fail("the task id is empty", exit::USAGE));
     }
@@ -89,7 +89,7 @@ pub async fn resolve(
 
 /// The server and task a network command (`get`, `answer`, `cancel`, `watch ID`) works on:
 /// the `--server` given, else the one the ledger recorded the task for.
-pub async fn on_server(ctx: &Context, given: &str) -> Result<(ServerSpec, TaskRef), u8> {
+pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, TaskRef)> {
     if ctx.servers.len() > 1 {
         return Err(fail("this command takes at most one --server", exit::USAGE));
     }
