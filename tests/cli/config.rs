@@ -1,6 +1,7 @@
-//! Config parsing against the fixture files: the full example (also in the README) and a
-//! minimal one parse; every invalid fixture fails with the error its first line expects
-//! (`# expect: …`), and the binary reports it as a usage error instead of panicking.
+//! Config parsing: the shipped full example (`assets/config.example.toml`, which the README
+//! points to) and a minimal fixture parse; every invalid fixture fails with the error its
+//! first line expects (`# expect: …`), and the binary reports it as a usage error instead
+//! of panicking.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use crate::support;
@@ -15,8 +16,17 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config")
 }
 
+/// The shipped example of every setting (`assets/config.example.toml`).
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/config.example.toml")
+}
+
 fn env(v: &str) -> Option<String> {
-    (v == "TASKRAIL_FIXTURE_TOKEN").then(|| "tok-123".to_string())
+    matches!(
+        v,
+        "TASKRAIL_FIXTURE_TOKEN" | "PROD_TOKEN" | "HOSTED_CLIENT_SECRET" | "CI_PRIVATE_KEY"
+    )
+    .then(|| "tok-123".to_string())
 }
 
 fn parse(path: &Path) -> Result<Config, String> {
@@ -26,7 +36,7 @@ fn parse(path: &Path) -> Result<Config, String> {
 
 #[test]
 fn the_full_example_parses() {
-    let c = parse(&fixtures().join("full.toml")).unwrap();
+    let c = parse(&example()).unwrap();
     let names: Vec<&str> = c.servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["demo", "prod", "hosted", "ci", "local"]);
     assert_eq!(c.proxy.answer_within.as_deref(), Some("50s"));
@@ -86,13 +96,12 @@ fn the_full_example_parses() {
 }
 
 #[test]
-fn the_readme_shows_the_full_example() {
+fn the_readme_points_to_the_full_example() {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let example = std::fs::read_to_string(fixtures().join("full.toml")).unwrap();
     assert!(
-        readme.contains(example.trim()),
-        "README.md must show tests/fixtures/config/full.toml verbatim"
+        readme.contains("assets/config.example.toml"),
+        "README.md must point to assets/config.example.toml"
     );
 }
 
