@@ -209,6 +209,9 @@ pub enum Command {
     /// Sign in to servers that want OAuth (see README, Signing in).
     #[command(subcommand)]
     Auth(AuthCommand),
+    /// Look after the ledger itself (see README, A team's ledger on PostgreSQL).
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
     /// Run the embedded demo server alone (prints its URL on the first line).
     ServeDemo(crate::demo::DemoOptions),
     /// Open the dashboard on the embedded demo server.
@@ -309,6 +312,14 @@ pub struct HostsTarget {
     /// Print a unified diff of what would change; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LedgerCommand {
+    /// Create or upgrade a PostgreSQL ledger's schema and the group role `taskrail_users`
+    /// (run once, and after upgrading taskrail, as a role that may create objects in the
+    /// database). A SQLite ledger upgrades itself when opened.
+    Migrate,
 }
 
 #[derive(Subcommand, Debug)]

@@ -221,16 +221,29 @@ fn proxy(ctx: &Context) -> CliResult<Proxy> {
             exit::USAGE,
         )
     })?;
-    let db = ctx.ledger_path()?;
-    let db = std::path::absolute(&db).unwrap_or(db);
     let text = |p: &Path, what: &str| {
         p.to_str()
             .map(str::to_string)
             .ok_or_else(|| fail(&format!("the {what} path is not UTF-8"), exit::USAGE))
     };
+    let db = match ctx.ledger_location()? {
+        crate::ledger::Location::File(db) => {
+            text(&std::path::absolute(&db).unwrap_or(db), "ledger")?
+        }
+        // A host's config file is no place for a password: PGPASSWORD or ~/.pgpass is.
+        crate::ledger::Location::Postgres(url) if url.has_password() => {
+            return Err(fail(
+                "the PostgreSQL URL carries a password, which would be written into the host's \
+                 config file",
+                exit::USAGE,
+            )
+            .advise("put the password in ~/.pgpass (or PGPASSWORD) and give the URL without it"));
+        }
+        crate::ledger::Location::Postgres(url) => url.to_string(),
+    };
     Ok(Proxy {
         exe: text(&exe, "taskrail binary")?,
-        db: text(&db, "ledger")?,
+        db,
     })
 }
 

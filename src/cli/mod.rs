@@ -15,6 +15,7 @@ mod follow;
 mod history;
 mod hosts;
 mod intent;
+mod ledger_admin;
 mod logging;
 mod oneshot;
 mod output;
@@ -150,12 +151,30 @@ impl Context {
         Ok(client)
     }
 
-    /// Where the ledger is: `--db`, `TASKRAIL_DB`, or the data directory's.
-    pub fn ledger_path(&self) -> CliResult<std::path::PathBuf> {
-        match &self.global.db {
-            Some(p) => Ok(p.clone()),
+    /// Where the ledger is: `--db`, `TASKRAIL_DB`, or the data directory's file. A URL
+    /// other than `postgres://` / `postgresql://` is refused here (a usage error).
+    pub fn ledger_location(&self) -> CliResult<ledger::Location> {
+        let given = match &self.global.db {
+            Some(p) => p.clone(),
             None => crate::paths::ledger()
-                .map_err(|e| fail(&format!("ledger location: {e}"), exit::CONNECTION)),
+                .map_err(|e| fail(&format!("ledger location: {e}"), exit::CONNECTION))?,
+        };
+        ledger::Location::parse(given.as_os_str()).map_err(|e| fail(&e, exit::USAGE))
+    }
+
+    /// The local file the ledger's side files sit beside (the proxy's tokens): the SQLite
+    /// file, or for a shared ledger the data directory's `ledger.db` (never created).
+    pub fn ledger_path(&self) -> CliResult<std::path::PathBuf> {
+        match self.ledger_location()? {
+            ledger::Location::File(p) => Ok(p),
+            ledger::Location::Postgres(_) => crate::paths::data_dir()
+                .map(|d| d.join("ledger.db"))
+                .ok_or_else(|| {
+                    fail(
+                        "cannot find a home directory for taskrail's local files",
+                        exit::CONNECTION,
+                    )
+                }),
         }
     }
 
@@ -163,10 +182,10 @@ impl Context {
     pub async fn ledger(&self) -> CliResult<LedgerHandle> {
         self.ledger
             .get_or_try_init(|| async {
-                let path = self.ledger_path()?;
-                let handle = ledger::open(&path).map_err(|e| {
+                let location = self.ledger_location()?;
+                let handle = ledger::open_at(&location).map_err(|e| {
                     fail(
-                        &format!("cannot open the ledger {}: {e:#}", path.display()),
+                        &format!("cannot open the ledger {location}: {e:#}"),
                         exit::CONNECTION,
                     )
                 })?;
@@ -310,6 +329,7 @@ async fn run(cli: Cli) -> CliResult {
         Some(Command::Export { task_id, output }) => extras::export(&ctx, &task_id, output).await,
         Some(Command::Completions { .. } | Command::Man) => Ok(exit::COMPLETED),
         Some(Command::Auth(cmd)) => auth::run(&ctx, cmd).await,
+        Some(Command::Ledger(cmd)) => ledger_admin::run(&ctx, cmd),
         Some(Command::ServeDemo(opts)) => match crate::demo::run_serve_demo(opts).await {
             Ok(()) => Ok(exit::COMPLETED),
             Err(e) => Err(fail(&format!("demo server: {e:#}"), exit::CONNECTION)),

@@ -1,6 +1,6 @@
 //! The crash-safe task ledger: every task id taskrail ever receives, behind the `Ledger`
-//! trait (`api.rs`), with one backend today (`sqlite/`) and one contract suite every
-//! backend passes (`contract/`).
+//! trait (`api.rs`), with two backends (`sqlite/`, the embedded default, and `postgres/`,
+//! a team's shared ledger) and one contract suite every backend passes (`contract/`).
 //!
 //! Owns the durable record of tasks (creation data, last snapshot, answered input keys,
 //! a per-task event timeline, leases, the outbox, sessions, the feed other processes read)
@@ -14,15 +14,20 @@ mod api;
 mod contract;
 mod duration;
 pub mod export;
+mod location;
 mod open;
 mod owner;
+mod pg_url;
+pub mod postgres;
 mod records;
 pub mod sqlite;
 
 pub use api::{Canon, Ledger, LedgerHandle, Op, all};
 pub use duration::parse_duration;
-pub use open::open;
+pub use location::Location;
+pub use open::{open, open_at};
 pub use owner::{Owner, owner_alive};
+pub use pg_url::{PgUrl, Resolved as PgResolved, SslMode};
 pub use records::{
     AnsweredKey, Changes, Cursor, Delivery, NewTask, OutboxKind, OutboxOutcome, OutboxRequest,
     SessionRecord, SnapshotWrite,

@@ -1,42 +1,27 @@
 //! Opening the ledger at a location: the one place that picks a backend for it.
 //!
-//! A file path is a SQLite ledger. A URL (`scheme://…`) names a server-backed ledger,
-//! which this build does not have: it is refused, never taken for a file name. Must not
-//! print a URL whole (it may carry a password).
+//! A file path is a SQLite ledger; a `postgres://` URL a PostgreSQL one; any other URL was
+//! refused when the location was parsed. Must not print a password.
 
 use std::path::Path;
 
-use anyhow::bail;
-
 use super::LedgerHandle;
-use super::sqlite;
+use super::location::Location;
+use super::{postgres, sqlite};
 
-/// Open the ledger at `location`: a SQLite file for a path (created if needed). A URL is
-/// refused with an error that says so.
+/// Open the ledger at `location`, given as text (`--db`, `TASKRAIL_DB`): a SQLite file
+/// for a path (created if needed), a PostgreSQL ledger for its URL.
 pub fn open(location: &Path) -> anyhow::Result<LedgerHandle> {
-    if let Some(scheme) = url_scheme(location) {
-        let hint = if matches!(scheme.as_str(), "postgres" | "postgresql") {
-            "PostgreSQL support is not in this build"
-        } else {
-            "only SQLite files are supported in this build (PostgreSQL support is not in this build)"
-        };
-        bail!(
-            "the ledger location is a {scheme}:// URL: {hint}; give the path of a SQLite file \
-             instead (--db PATH or TASKRAIL_DB)"
-        );
-    }
-    sqlite::open(location)
+    let location = Location::parse(location.as_os_str()).map_err(anyhow::Error::msg)?;
+    open_at(&location)
 }
 
-/// The scheme of a location written as a URL (`scheme://…`), lower-cased.
-fn url_scheme(location: &Path) -> Option<String> {
-    let text = location.to_str()?;
-    let (scheme, _) = text.split_once("://")?;
-    let mut chars = scheme.chars();
-    let first = chars.next()?;
-    let valid = first.is_ascii_alphabetic()
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    valid.then(|| scheme.to_ascii_lowercase())
+/// Open the ledger at a parsed location.
+pub fn open_at(location: &Location) -> anyhow::Result<LedgerHandle> {
+    match location {
+        Location::File(path) => sqlite::open(path),
+        Location::Postgres(url) => postgres::open(url),
+    }
 }
 
 #[cfg(test)]
@@ -44,19 +29,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_url_is_refused_and_creates_nothing() {
+    fn another_url_is_refused_and_creates_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let cwd = std::env::current_dir().unwrap();
-        for url in [
-            "postgres://u@127.0.0.1/x",
-            "postgresql://u:secret@db.example/x",
-            "mysql://h/x",
-        ] {
+        for url in ["mysql://u:secret@127.0.0.1/x", "sqlite://x.db"] {
             let err = open(Path::new(url)).unwrap_err().to_string();
-            assert!(
-                err.contains("PostgreSQL support is not in this build"),
-                "{err}"
-            );
+            assert!(err.contains("cannot use"), "{err}");
             assert!(
                 !err.contains("secret") && !err.contains("127.0.0.1"),
                 "{err}"
@@ -72,20 +50,5 @@ mod tests {
         let ledger = open(&path).unwrap();
         assert_eq!(ledger.location(), path.display().to_string());
         assert!(path.exists());
-    }
-
-    #[test]
-    fn only_a_scheme_before_the_slashes_makes_a_url() {
-        assert_eq!(
-            url_scheme(Path::new("postgres://x")).as_deref(),
-            Some("postgres")
-        );
-        assert_eq!(
-            url_scheme(Path::new("Postgres+ssl://x")).as_deref(),
-            Some("postgres+ssl")
-        );
-        assert_eq!(url_scheme(Path::new("/tmp/a://b")), None);
-        assert_eq!(url_scheme(Path::new("./ledger.db")), None);
-        assert_eq!(url_scheme(Path::new("1x://y")), None);
     }
 }

@@ -12,6 +12,7 @@ mod escapes;
 mod hostile_server;
 mod hosts;
 mod huge_files;
+mod ledger_location;
 mod ledger_rows;
 mod secrets;
 mod unix_tool;
