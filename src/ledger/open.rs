@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::LedgerHandle;
 use super::location::Location;
-use super::{postgres, sqlite};
+use super::sqlite;
 
 /// Open the ledger at `location`, given as text (`--db`, `TASKRAIL_DB`): a SQLite file
 /// for a path (created if needed), a PostgreSQL ledger for its URL.
@@ -20,7 +20,7 @@ pub fn open(location: &Path) -> anyhow::Result<LedgerHandle> {
 pub fn open_at(location: &Location) -> anyhow::Result<LedgerHandle> {
     match location {
         Location::File(path) => sqlite::open(path),
-        Location::Postgres(url) => postgres::open(url),
+        Location::Postgres(url) => super::postgres::open(url),
     }
 }
 

@@ -81,3 +81,48 @@ fn a_sslmode_that_needs_tls_is_refused() {
         );
     }
 }
+
+/// `taskrail ledger migrate` on a real server creates the schema and the group role; a
+/// login role given `taskrail_users` gets past the schema check; before the migration a
+/// client says what to run and creates nothing.
+#[test]
+fn migrate_creates_the_schema_a_client_then_accepts() {
+    use crate::support::postgres::{psql, url};
+    let tr = Taskrail::new();
+    let db = format!("{}&application_name=cli-test", url("postgres"));
+    let role = format!("cli_{}", std::process::id());
+    // Each test binary has its own server, but be safe if the schema exists already.
+    psql("DROP SCHEMA IF EXISTS taskrail CASCADE");
+    let (code, stderr) = ls_at(&tr, &db);
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(
+        stderr.contains("missing") && stderr.contains("ledger migrate"),
+        "{stderr}"
+    );
+
+    let out = tr
+        .command(&["--db", &db, "ledger", "migrate"])
+        .current_dir(tr.dir())
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("schema version") && said.contains("taskrail_users"),
+        "{said}"
+    );
+
+    psql(&format!(
+        "CREATE ROLE {role} LOGIN; GRANT taskrail_users TO {role}"
+    ));
+    let (code, stderr) = ls_at(&tr, &url(&role));
+    // Past the schema check: this build says the operations are not in it yet.
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(stderr.contains("the schema is ready"), "{stderr}");
+    assert_eq!(
+        entries(&tr),
+        Vec::<String>::new(),
+        "no file was made for the URL"
+    );
+}

@@ -63,7 +63,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
 /// Crate-level modules every layer may name (the crate root's re-exports and macros).
 const TERMINAL_CRATES: &[&str] = &["ratatui::", "crossterm::"];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -78,7 +78,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The code of a file without its comments (doc comments name modules freely).
-fn code(text: &str) -> String {
+pub fn code(text: &str) -> String {
     text.lines()
         .map(|l| match l.find("//") {
             Some(i) if !l[..i].contains('"') => &l[..i],

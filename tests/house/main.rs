@@ -2,4 +2,5 @@
 //! no tmux, no network.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod drivers;
 mod layering;

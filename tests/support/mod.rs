@@ -365,6 +365,7 @@ pub fn start(name: &'static str, mut cmd: Command) -> Peer {
 pub mod browser;
 pub mod hostile;
 pub mod hosts;
+pub mod postgres;
 pub mod raw_http;
 pub mod relay;
 pub mod screen;

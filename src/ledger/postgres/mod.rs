@@ -14,6 +14,8 @@ mod schema;
 #[cfg(test)]
 mod schema_tests;
 #[cfg(test)]
+mod test_server;
+#[cfg(test)]
 pub(crate) mod testing;
 
 pub use schema::{Migrated, SCHEMA_VERSION, USERS_ROLE};

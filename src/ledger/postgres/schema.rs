@@ -122,10 +122,11 @@ CREATE INDEX outbox_open ON {s}.outbox (task) WHERE done_at IS NULL;
 
 /// Version 2: who sees what, and the live signal.
 ///
-/// - Row-level security on every table with rows of a role: a role sees and changes the
-///   rows of the roles it is a member of (`GRANT alice TO carol` shares alice's tasks with
-///   carol), and writes rows only as such a role. Rows of others are invisible: acting on
-///   one is acting on an unknown task.
+/// - Row-level security: a role sees and changes the tasks (and sessions) of the roles it
+///   is a member of (`GRANT alice TO carol` shares alice's tasks with carol), and a task's
+///   keys, events, requests and lease with the task; it writes rows only as itself (or a
+///   role it is a member of, for tasks). Rows of others are invisible: acting on one is
+///   acting on an unknown task.
 /// - Every write to `tasks` or `outbox` stamps the task's change number and notifies the
 ///   channel named after the schema with the hint `changed` (never an id, never an
 ///   argument); each process listens and reads the rows past its cursor.
@@ -160,19 +161,22 @@ CREATE POLICY member ON {s}.tasks
 CREATE POLICY member ON {s}.sessions
     USING (pg_has_role(current_user, owner_role, 'MEMBER'))
     WITH CHECK (pg_has_role(current_user, owner_role, 'MEMBER'));
-CREATE POLICY member ON {s}.answered_keys
-    USING (pg_has_role(current_user, owner_role, 'MEMBER'))
-    WITH CHECK (pg_has_role(current_user, owner_role, 'MEMBER'));
-CREATE POLICY member ON {s}.events
-    USING (pg_has_role(current_user, owner_role, 'MEMBER'))
-    WITH CHECK (pg_has_role(current_user, owner_role, 'MEMBER'));
-CREATE POLICY member ON {s}.outbox
-    USING (pg_has_role(current_user, owner_role, 'MEMBER'))
-    WITH CHECK (pg_has_role(current_user, owner_role, 'MEMBER'));
--- A lease is visible with its task.
-CREATE POLICY member ON {s}.follows
-    USING (task IN (SELECT id FROM {s}.tasks))
-    WITH CHECK (task IN (SELECT id FROM {s}.tasks));
+-- A task's answered keys, timeline, requests and lease are seen with the task (carol's
+-- answer to alice's task is alice's to carry out), and are written as oneself.
+CREATE POLICY with_task ON {s}.answered_keys
+    USING (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task)) WITH CHECK (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task));
+CREATE POLICY with_task ON {s}.events
+    USING (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task)) WITH CHECK (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task));
+CREATE POLICY with_task ON {s}.outbox
+    USING (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task)) WITH CHECK (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task));
+CREATE POLICY with_task ON {s}.follows
+    USING (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task)) WITH CHECK (EXISTS (SELECT FROM {s}.tasks t WHERE t.id = task));
+CREATE POLICY as_oneself ON {s}.answered_keys AS RESTRICTIVE FOR INSERT
+    WITH CHECK (owner_role = current_user);
+CREATE POLICY as_oneself ON {s}.events AS RESTRICTIVE FOR INSERT
+    WITH CHECK (owner_role = current_user);
+CREATE POLICY as_oneself ON {s}.outbox AS RESTRICTIVE FOR INSERT
+    WITH CHECK (owner_role = current_user);
 "#;
 
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.

@@ -146,6 +146,53 @@ fn roles_see_their_own_and_their_members_tasks_only() {
         )
         .unwrap();
     assert_eq!(hit, 1);
+    // carol's request on alice's task is alice's to see; bob can neither see nor add one.
+    let outbox = |c: &mut Client, task: &str| {
+        c.execute(
+            &format!(
+                "INSERT INTO {s}.outbox (task, kind, requester, requested_at) \
+                 SELECT id, 'cancel', 'me', 0 FROM {s}.tasks WHERE task_id = $1"
+            ),
+            &[&task],
+        )
+    };
+    assert_eq!(outbox(&mut c, "a1").unwrap(), 1);
+    let seen = |c: &mut Client| -> Vec<String> {
+        c.query(&format!("SELECT owner_role::text FROM {s}.outbox"), &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    assert_eq!(
+        seen(&mut a),
+        [carol.clone()],
+        "the follower sees carol's request"
+    );
+    assert_eq!(seen(&mut b), Vec::<String>::new());
+    assert_eq!(
+        outbox(&mut b, "a1").unwrap(),
+        0,
+        "bob cannot name alice's task"
+    );
+    let a1: i64 = admin
+        .query_one(
+            &format!("SELECT id FROM {s}.tasks WHERE task_id = 'a1'"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let forced = b.execute(
+        &format!(
+            "INSERT INTO {s}.outbox (task, kind, requester, requested_at) \
+             VALUES ($1, 'cancel', 'me', 0)"
+        ),
+        &[&a1],
+    );
+    assert!(
+        forced.is_err(),
+        "bob left a request on a task he cannot see"
+    );
     // Nobody writes rows as a role they are not.
     let forged = b.execute(
         &format!(

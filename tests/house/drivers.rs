@@ -1,0 +1,73 @@
+//! Each database driver lives in its backend's folder: `rusqlite` only in
+//! `src/ledger/sqlite/`, the PostgreSQL driver (`postgres`, `tokio_postgres`) only in
+//! `src/ledger/postgres/`. Everything else reaches a ledger through the `Ledger` trait.
+
+use std::path::{Path, PathBuf};
+
+use super::layering::{code, rust_files};
+
+/// (driver, a pattern naming it as a crate path, the folder it may be named in).
+fn drivers() -> Vec<(&'static str, regex::Regex, &'static str)> {
+    vec![
+        (
+            "rusqlite",
+            regex::Regex::new(r"(^|[^:\w])(::)?rusqlite\b").unwrap(),
+            "src/ledger/sqlite/",
+        ),
+        (
+            "postgres",
+            regex::Regex::new(r"(^|[^:\w])(::)?(tokio_)?postgres::").unwrap(),
+            "src/ledger/postgres/",
+        ),
+    ]
+}
+
+fn breaches(root: &Path) -> Vec<String> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut out = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = code(&std::fs::read_to_string(&file).unwrap());
+        for (name, pattern, home) in drivers() {
+            if !rel.starts_with(home) && pattern.is_match(&text) {
+                out.push(format!(
+                    "{rel} names the driver {name}, which belongs in {home}"
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn each_driver_stays_in_its_backend() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = breaches(root);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn the_check_catches_a_driver_outside_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("src/ledger/sqlite/db.rs", "use rusqlite::Connection;\n");
+    write("src/ledger/postgres/db.rs", "use ::postgres::Client;\n");
+    write(
+        "src/cli/fine.rs",
+        "// rusqlite in a comment\nfn f() { crate::ledger::postgres::migrate(); }\n",
+    );
+    assert_eq!(breaches(dir.path()), Vec::<String>::new());
+    write("src/engine/bad.rs", "fn f(c: &rusqlite::Connection) {}\n");
+    write("src/state/bad.rs", "use tokio_postgres::Client;\n");
+    let found = breaches(dir.path());
+    assert_eq!(found.len(), 2, "{found:#?}");
+}
