@@ -16,8 +16,9 @@
 //! - `mcp` — the protocol library: JSON-RPC, both eras' types, `task_rules` (acceptance,
 //!   outcome, finished), transports (HTTP JSON/SSE, stdio, bounded readers), `auth` (OAuth).
 //!   May import `ids`, `sanitize`, `paths`.
-//! - `ledger` — everything durable (SQLite): tasks, timeline, leases, outbox, sessions, the
-//!   change feed other processes read. May import `ids`, `sanitize`, `mcp`.
+//! - `ledger` — everything durable (a SQLite file; a team's PostgreSQL schema and roles):
+//!   tasks, timeline, leases, outbox, sessions, the change feed other processes read. May
+//!   import `ids`, `sanitize`, `mcp`.
 //! - `engine` — one actor per server (push first, paced polling, intents), the router and the
 //!   feed; emits `EngineEvent`s, takes `EngineCommand`s. May import `ids`, `sanitize`, `mcp`,
 //!   `ledger`.

@@ -196,7 +196,7 @@ impl PgUrl {
                     decode(pair).unwrap_or_default()
                 )
             })?;
-            let value = decode(&value.replace('+', " "))?;
+            let value = decode(value)?;
             match decode(key)?.as_str() {
                 "host" | "hostaddr" => url.hosts = value.split(',').map(str::to_string).collect(),
                 "port" => url.ports = value.split(',').map(port).collect::<Result<_, _>>()?,
@@ -311,14 +311,19 @@ fn pgpass_fields(line: &str) -> Vec<String> {
     let mut fields = vec![String::new()];
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    fields.last_mut().map(|f| f.push(n));
-                }
+        let c = match c {
+            '\\' => match chars.next() {
+                Some(n) => n,
+                None => break,
+            },
+            ':' if fields.len() < 5 => {
+                fields.push(String::new());
+                continue;
             }
-            ':' if fields.len() < 5 => fields.push(String::new()),
-            c => fields.last_mut().into_iter().for_each(|f| f.push(c)),
+            c => c,
+        };
+        if let Some(f) = fields.last_mut() {
+            f.push(c);
         }
     }
     fields
@@ -435,6 +440,10 @@ mod tests {
         assert_eq!(u.dbname.as_deref(), Some("team x"));
         assert_eq!(u.sslmode, Some(SslMode::Disable));
         assert_eq!(u.options.as_deref(), Some("-c role=ops"));
+
+        // libpq decodes %-escapes only: a `+` stays a `+`.
+        let u = PgUrl::parse("postgres://h/d?application_name=a+b").unwrap();
+        assert_eq!(u.application_name.as_deref(), Some("a+b"));
 
         let u = PgUrl::parse("postgres://[::1]:5433,h2:5434/db").unwrap();
         assert_eq!(u.hosts, ["::1", "h2"]);

@@ -166,7 +166,7 @@ fn roles_see_their_own_and_their_members_tasks_only() {
     };
     assert_eq!(
         seen(&mut a),
-        [carol.clone()],
+        [carol.as_str()],
         "the follower sees carol's request"
     );
     assert_eq!(seen(&mut b), Vec::<String>::new());

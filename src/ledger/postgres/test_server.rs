@@ -124,16 +124,16 @@ fn start() -> TestServer {
     // The watchdog: once this process is gone (however it ended), stop the server and
     // remove its data.
     let watchdog = format!(
-        "while [ -d /proc/{pid} ]; do sleep 1; done; \
-         '{pg_ctl}' -D '{dir}' -m immediate stop >/dev/null 2>&1; rm -rf '{dir}'",
+        "( while [ -d /proc/{pid} ]; do sleep 1; done; \
+         '{pg_ctl}' -D '{dir}' -m immediate stop; rm -rf '{dir}' ) >/dev/null 2>&1 </dev/null &",
         pid = std::process::id(),
         pg_ctl = bin.join("pg_ctl").display(),
     );
-    let mut cmd = as_server_user(Path::new("/bin/sh"), &["-c", &watchdog]);
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    cmd.spawn().expect("the server's watchdog");
+    // Started in the background by a shell that returns at once: it outlives this process.
+    run(
+        as_server_user(Path::new("/bin/sh"), &["-c", &watchdog]),
+        "starting the server's watchdog",
+    );
     TestServer { port }
 }
 
