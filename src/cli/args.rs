@@ -59,8 +59,8 @@ pub struct GlobalArgs {
     /// Config file (default: config.toml in the user's config dir, if it exists).
     #[arg(long, value_name = "FILE", env = "TASKRAIL_CONFIG", global = true)]
     pub config: Option<PathBuf>,
-    /// Ledger database file (default: the user's data dir).
-    #[arg(long, value_name = "PATH", env = "TASKRAIL_DB", global = true)]
+    /// The ledger: a SQLite file, or a postgres:// URL (default: a file in the user's data dir).
+    #[arg(long, value_name = "PATH|URL", env = "TASKRAIL_DB", global = true)]
     pub db: Option<PathBuf>,
     /// Extra HTTP header for every server, `Name: value`; `${VAR}` reads the environment.
     #[arg(long = "header", short = 'H', value_name = "HEADER", global = true)]
