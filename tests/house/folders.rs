@@ -31,23 +31,6 @@ const ALLOWED_LOOPS: &[(&str, &[&str], &str)] = &[
          transitions are not yet in layers (issue 36, part 3)",
     ),
     (
-        "proxy",
-        &[
-            "proxy/attach.rs",
-            "proxy/call.rs",
-            "proxy/cancel.rs",
-            "proxy/follow.rs",
-            "proxy/forward.rs",
-            "proxy/host.rs",
-            "proxy/input.rs",
-            "proxy/job.rs",
-            "proxy/tasks.rs",
-            "proxy/tracked.rs",
-        ],
-        "every handler imports `host.rs`'s `Ctx`/`Host`, which dispatches to them: the session \
-         data is not yet below the dispatch (issue 36, part 3)",
-    ),
-    (
         "mcp",
         &["mcp/bounded_json.rs", "mcp/error.rs", "mcp/types.rs"],
         "a bounded decode reports `McpError`, whose protocol variant carries a `types` value",
