@@ -5,6 +5,7 @@
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
 mod answer_check;
+mod answer_shape;
 mod args;
 mod auth;
 mod conformance;

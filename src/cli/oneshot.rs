@@ -89,7 +89,8 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> CliResult {
             })
             .await;
             let code = exit::of(crate::mcp::outcome(Some(&task), false));
-            Ok(finish(&(crate::sanitize::json_pretty(&task) + "\n"), code))
+            let shown = super::output::public(serde_json::to_value(&task).unwrap_or_default());
+            Ok(finish(&(crate::sanitize::json_pretty(&shown) + "\n"), code))
         }
         Err(e) => {
             // Only a task the ledger already holds becomes a tombstone: a mistyped id

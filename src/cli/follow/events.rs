@@ -224,7 +224,8 @@ impl Follower {
                 );
                 say!("  key: {}", shown(&key));
                 say!("  request: {}", request_preview(&request));
-                match answer_command(server.as_str(), task_id.as_str(), &key) {
+                let kind = crate::mcp::InputKind::of(&request);
+                match answer_command(server.as_str(), task_id.as_str(), &key, Some(&kind)) {
                     Some(cmd) => say!("  answer with: {cmd}"),
                     None => say!("  the task id or key {UNQUOTABLE}"),
                 }

@@ -15,8 +15,8 @@ mod events;
 
 use super::args::exit;
 use super::output::{
-    Closed, UNQUOTABLE, answer_command, command_line, normalize_response, out, request_preview,
-    say, shown, shown_short, status_line, task_line, write_out,
+    Closed, UNQUOTABLE, answer_command, command_line, out, request_preview, say, shown,
+    shown_short, status_line, task_line, write_out,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
@@ -320,22 +320,35 @@ impl Follower {
                 }
             },
         };
-        let json = match normalize_response(json) {
+        let found = self.targets.iter_mut().find_map(|(tk, t)| {
+            let pos = match &key {
+                Some(k) => t.pending_keys.iter().position(|p| p == k),
+                None => (!t.pending_keys.is_empty()).then_some(0),
+            }?;
+            let kind = t
+                .last
+                .as_ref()
+                .and_then(|l| l.input_requests.get(&t.pending_keys[pos]))
+                .map(crate::mcp::InputKind::of);
+            Some((tk.clone(), pos, kind))
+        });
+        let Some(((server, task_id), pos, kind)) = found else {
+            say!("no pending input request to answer");
+            return;
+        };
+        // Checked in the request's own shape; a refused line leaves the key pending.
+        let json = match super::answer_shape::normalize_response(json, kind.as_ref()) {
             Ok(v) => v,
             Err(e) => {
                 say!("not an answer: {e}");
                 return;
             }
         };
-        let found = self.targets.iter_mut().find_map(|(tk, t)| {
-            let pos = match &key {
-                Some(k) => t.pending_keys.iter().position(|p| p == k),
-                None => (!t.pending_keys.is_empty()).then_some(0),
-            }?;
-            Some((tk.clone(), t.pending_keys.remove(pos)))
-        });
-        let Some(((server, task_id), key)) = found else {
-            say!("no pending input request to answer");
+        let Some(key) = self
+            .targets
+            .get_mut(&(server.clone(), task_id.clone()))
+            .map(|t| t.pending_keys.remove(pos))
+        else {
             return;
         };
         let mut responses = BTreeMap::new();
