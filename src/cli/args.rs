@@ -16,6 +16,9 @@ pub mod exit {
     pub const CONNECTION: u8 = 6;
     /// The server wants a signed-in user (`taskrail auth login SERVER`).
     pub const SIGN_IN: u8 = 7;
+    /// The server refused the request as invalid (`-32602`): the tool's arguments, or a
+    /// tool it does not have.
+    pub const INVALID: u8 = 8;
     pub const INTERRUPTED: u8 = 130;
 
     /// The exit code for a task's outcome; a task still running exits as completed (the

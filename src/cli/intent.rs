@@ -113,7 +113,7 @@ pub async fn answer(
     let record = if spec.read_only {
         None
     } else {
-        record_for_answer(ctx, &spec, task, key).await
+        record_for_answer(ctx, &spec, task, key).await?
     };
     let state = key_state(record.as_ref(), key);
     let kind = match &state {

@@ -9,6 +9,7 @@ mod bench;
 mod config;
 mod demo_server;
 mod escapes;
+mod exits;
 mod hostile_server;
 mod hosts;
 mod huge_files;

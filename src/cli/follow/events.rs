@@ -99,7 +99,22 @@ impl Follower {
                             exit::COMPLETED
                         });
                     }
-                    CallResult::Error { message } => {
+                    CallResult::Error {
+                        message,
+                        code: Some(crate::mcp::INVALID_PARAMS),
+                    } => {
+                        say!(
+                            "error: {} refused the call of {} as invalid: {}",
+                            shown(server.as_str()),
+                            sanitize_line(&tool, 100),
+                            sanitize_line(&message, 500)
+                        );
+                        say!(
+                            "check the arguments against the tool's inputSchema (taskrail tools --json)"
+                        );
+                        return Some(exit::INVALID);
+                    }
+                    CallResult::Error { message, .. } => {
                         say!(
                             "error: {}: {}",
                             sanitize_line(&tool, 100),
@@ -143,8 +158,9 @@ impl Follower {
                 target.last = Some(task.clone());
                 if more_changed && self.mode != (Mode::Watch { json: true }) {
                     say!(
-                        "task {}: {more} more input requests not shown (they come up as these are answered)",
-                        shown_short(task.task_id.as_str())
+                        "task {}: {more} more input request{} not shown (they come up as these are answered)",
+                        shown_short(task.task_id.as_str()),
+                        if more == 1 { "" } else { "s" }
                     );
                 }
                 match self.mode {

@@ -92,6 +92,12 @@ impl Follower {
         }
     }
 
+    /// Events read before the follower ran, handled first.
+    pub fn with_backlog(mut self, events: std::collections::VecDeque<EngineEvent>) -> Self {
+        self.backlog = events;
+        self
+    }
+
     /// Ask input requests in a prompt (a terminal is there) for the call of `tool`.
     pub fn with_prompt(mut self, settings: crate::prompt::PromptSettings, tool: &str) -> Self {
         self.prompt = Some(settings);
