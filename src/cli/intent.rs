@@ -106,6 +106,9 @@ pub async fn answer(
     } = args;
     let given: Value = serde_json::from_str(response)
         .map_err(|e| fail(&format!("--json is not valid JSON: {e}"), exit::USAGE))?;
+    // What fits no kind of request is refused before anything is asked of the server.
+    normalize_response(given.clone(), None)
+        .map_err(|e| fail(&format!("--json: {e}"), exit::USAGE))?;
     let task_id = &task.task_id;
     // Judged from the ledger's record of the task before anything is sent (a read-only
     // server refuses every answer anyway: the engine says so): the request's kind gives

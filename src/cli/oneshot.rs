@@ -55,7 +55,7 @@ fn columns() -> usize {
 const NAME_MAX: usize = 256;
 
 /// `tools` as a table `columns` wide: every name whole (it is what the user types), padded
-/// to the longest; the description (and task-support hint) cut to what is left.
+/// to the longest, and its task-support hint whole; the description cut to what is left.
 fn tools_table(tools: &[crate::mcp::ToolInfo], columns: usize) -> String {
     use unicode_width::UnicodeWidthStr;
     let names: Vec<String> = tools
@@ -71,8 +71,10 @@ fn tools_table(tools: &[crate::mcp::ToolInfo], columns: usize) -> String {
             .as_deref()
             .map(|s| format!(" [task: {}]", sanitize_line(s, 20)))
             .unwrap_or_default();
+        // The task-support hint stays whole too; the description takes what is left.
         let desc = t.description.as_deref().unwrap_or_default();
-        let line = sanitize_line(&format!("{desc}{hint}"), room);
+        let desc = sanitize_line(desc, room.saturating_sub(hint.width()));
+        let line = format!("{desc}{hint}");
         let pad = name_w - name.width();
         let _ = writeln!(text, "{name}{:pad$} {line}", "");
     }
@@ -244,14 +246,19 @@ mod table_tests {
                 "{columns}: {table}"
             );
             let pad = " ".repeat(long.len() - 1);
-            assert!(lines[1].starts_with(&format!("x{pad} short")), "{table}");
+            assert!(lines[1].starts_with(&format!("x{pad} ")), "{table}");
             if columns >= 60 {
+                assert!(lines[1].contains(" short [task: optional]"), "{table}");
                 assert!(
                     lines.iter().all(|l| l.chars().count() <= columns),
                     "{table}"
                 );
             }
         }
-        assert!(tools_table(&tools, 200).contains("[task: optional]"));
+        assert!(
+            tools_table(&tools, 80)
+                .lines()
+                .all(|l| l.ends_with("[task: optional]"))
+        );
     }
 }

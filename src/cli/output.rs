@@ -177,6 +177,40 @@ pub fn write_out(text: &str) -> Result<(), Closed> {
     }
 }
 
+/// Fires when the reader of standard output goes away (`| head -1` read its line and
+/// exited), so a command that waits for the next change does not wait on a reader that
+/// is gone. Never fires for a terminal or a file. A thread blocked in `poll` asking for no
+/// event: a pipe's hang-up is reported all the same.
+pub fn stdout_gone() -> tokio::sync::oneshot::Receiver<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("stdout-gone".into())
+        .spawn(move || {
+            let stdout = std::io::stdout();
+            loop {
+                let mut fds = [rustix::event::PollFd::new(
+                    &stdout,
+                    rustix::event::PollFlags::empty(),
+                )];
+                match rustix::event::poll(&mut fds, None) {
+                    Ok(_) => {
+                        let gone = rustix::event::PollFlags::ERR | rustix::event::PollFlags::HUP;
+                        if fds[0].revents().intersects(gone) {
+                            let _ = tx.send(());
+                            return;
+                        }
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return,
+                }
+            }
+        });
+    if spawned.is_err() {
+        tracing::debug!("cannot watch standard output for its reader going away");
+    }
+    rx
+}
+
 /// One line to stdout (see [`write_out`]).
 pub fn out_line(line: fmt::Arguments<'_>) -> Result<(), Closed> {
     write_out(&format!("{}\n", inert(&line.to_string())))

@@ -128,3 +128,46 @@ fn call_checks_its_arguments_and_an_invalid_call_has_its_own_exit_code() {
         .unwrap_or_default();
     assert!(row.contains("tool error"), "{}", ls.stdout);
 }
+
+#[test]
+fn watch_json_prints_the_current_state_first_whoever_follows_the_task() {
+    let server = demo();
+    let url = server.url.as_str();
+    let tr = Taskrail::new();
+    let args = [
+        "call",
+        "-s",
+        url,
+        "wait_for_input",
+        "--args",
+        r#"{"prompt":"Name it"}"#,
+    ];
+    let handle = tr.run(&[&args[..], &["--detach"]].concat(), LIMIT);
+    let id = support::taskrail::task_id(&handle);
+    // Another process follows it (holds its lease) and has seen it wait for input.
+    let mut holder = tr.spawn(&["watch", "-s", url, &id]);
+    holder.wait_stdout("input_required", LIMIT);
+    let started = std::time::Instant::now();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(format!(
+        "exec timeout 20 '{}' watch '{id}' --json 2>/dev/null | head -1",
+        support::taskrail::bin()
+    ));
+    tr.apply_env(&mut cmd);
+    let out = cmd.output().unwrap();
+    let elapsed = started.elapsed();
+    let line: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(line["status"], "input_required", "{line}");
+    assert_eq!(line["source"], "ledger", "{line}");
+    assert!(
+        elapsed < Duration::from_secs(10),
+        "`| head -1` returns at once, not at the next change: {elapsed:?}"
+    );
+    let readme = std::fs::read_to_string(support::repo_dir().join("README.md")).unwrap();
+    assert!(
+        readme.contains("`ledger`"),
+        "the README lists the ledger source"
+    );
+    holder.kill9();
+}

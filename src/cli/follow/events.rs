@@ -340,6 +340,21 @@ impl Follower {
                     };
                     return Box::pin(self.on_event(ev)).await;
                 }
+                // The current state first, whoever follows the task (another process may
+                // hold its lease: then changes come through the ledger only).
+                let key = (server.clone(), task.task_id.clone());
+                if self.targets.get(&key).is_some_and(|t| t.last.is_none()) {
+                    let ev = EngineEvent::TaskUpdated {
+                        server: server.clone(),
+                        task: last.clone(),
+                        source: crate::engine::UpdateSource::Ledger,
+                        latency_ms: None,
+                        pending: Vec::new(),
+                    };
+                    if let Some(code) = Box::pin(self.on_event(ev)).await {
+                        return Some(code);
+                    }
+                }
                 // Requests still waiting from before a restart are shown again.
                 for key in task.pending {
                     if let Some(request) = last.input_requests.get(&key).cloned() {

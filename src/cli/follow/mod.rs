@@ -173,6 +173,12 @@ impl Follower {
         // One listener for the whole run: a Ctrl-C that lands while an event is being
         // handled is still seen (a listener made per turn of the loop would miss it).
         let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+        // `watch` writes its lines to stdout: a reader gone (`| head -1`) ends it at once,
+        // not at the next change.
+        let mut reader_gone = match self.mode {
+            Mode::Watch { .. } => Some(super::output::stdout_gone()),
+            Mode::Call { .. } => None,
+        };
         loop {
             if let Some(code) = self.finished() {
                 return code;
@@ -206,6 +212,14 @@ impl Follower {
                 _ = &mut interrupted => {
                     self.detach_message();
                     return exit::INTERRUPTED;
+                }
+                gone = recv_gone(&mut reader_gone) => {
+                    match gone {
+                        // Nobody reads any more: end quietly; the tasks keep running.
+                        Ok(()) => return exit::COMPLETED,
+                        Err(_) => reader_gone = None,
+                    }
+                    None
                 }
             };
             self.events = Some(events);
@@ -393,6 +407,15 @@ fn stdin_lines() -> Lines {
         })
         .ok()?;
     Some(rx)
+}
+
+async fn recv_gone(
+    gone: &mut Option<tokio::sync::oneshot::Receiver<()>>,
+) -> Result<(), tokio::sync::oneshot::error::RecvError> {
+    match gone {
+        Some(rx) => rx.await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn recv_line(lines: &mut Lines) -> Option<String> {
