@@ -54,6 +54,32 @@ pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> Cl
     )
 }
 
+/// [`connect_failure`] for `spec`; when the sign-in fails because the loopback server
+/// knows itself by another spelling of its address (`localhost` for `127.0.0.1`), the
+/// advice names the spelling that works.
+pub(crate) async fn connect_failure_at(spec: &ServerSpec, e: &crate::mcp::McpError) -> CliError {
+    let failure = connect_failure(&spec.id, e);
+    let sign_in = matches!(
+        e,
+        crate::mcp::McpError::SignInRequired(_) | crate::mcp::McpError::Auth(_)
+    );
+    let url = match &spec.endpoint {
+        Endpoint::Http { url } if sign_in => url::Url::parse(url).ok(),
+        _ => None,
+    };
+    let Some(url) = url else {
+        return failure;
+    };
+    match crate::mcp::auth::discovery::working_spelling(&url).await {
+        Some(alias) => failure.advise(format!(
+            "the server calls itself {alias}: use that address (in the config too); sign in \
+             with: taskrail auth login {}",
+            shlex::try_quote(&alias).unwrap_or_default()
+        )),
+        None => failure,
+    }
+}
+
 /// What every subcommand needs: options, the ledger (opened on first use), the server.
 pub struct Context {
     pub global: GlobalArgs,
@@ -159,9 +185,10 @@ impl Context {
 
     /// Connect to `spec` (its pushes are not needed).
     pub async fn connect_to(&self, spec: &ServerSpec) -> CliResult<Arc<McpClient>> {
-        let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
-            .await
-            .map_err(|e| connect_failure(&spec.id, &e))?;
+        let client = match McpClient::connect(spec.endpoint.clone(), spec.options.clone()).await {
+            Ok((c, _)) => c,
+            Err(e) => return Err(connect_failure_at(spec, &e).await),
+        };
         Ok(client)
     }
 

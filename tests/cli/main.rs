@@ -15,4 +15,5 @@ mod hosts;
 mod huge_files;
 mod ledger_rows;
 mod secrets;
+mod sign_ins;
 mod unix_tool;
