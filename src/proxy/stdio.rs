@@ -44,7 +44,7 @@ where
             match line {
                 Line::Full(bytes) if bytes.trim_ascii().is_empty() => {}
                 Line::Full(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-                    Ok(msg) => host.handle(proxy, msg, out.clone()),
+                    Ok(msg) => super::dispatch::handle(host, proxy, msg, out.clone()),
                     Err(e) => {
                         let reply = error_reply(Value::Null, -32700, &format!("Parse error: {e}"));
                         let _ = out.send(reply).await;

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::detail::result_lines;
+use super::doc::result_lines;
 use super::keymap::Action;
 use super::keys::Key;
 use super::modal::{Confirm, ConfirmOp, DocView, Modal, Picker, ToolForm, ToolPicker};
@@ -312,7 +312,7 @@ pub(super) fn call_finished(
                 scroll: 0,
             }));
         }
-        CallResult::Error { message } => {
+        CallResult::Error { message, .. } => {
             let text = format!("{tool} failed: {message}");
             state.notify(NoticeLevel::Error, &text, now);
         }

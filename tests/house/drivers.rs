@@ -2,9 +2,9 @@
 //! `src/ledger/sqlite/`, the PostgreSQL driver (`postgres`, `tokio_postgres`) only in
 //! `src/ledger/postgres/`. Everything else reaches a ledger through the `Ledger` trait.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::layering::{code, rust_files};
+use super::scan::{files, without_comments};
 
 /// (driver, a pattern naming it as a crate path, the folder it may be named in).
 fn drivers() -> Vec<(&'static str, regex::Regex, &'static str)> {
@@ -23,16 +23,10 @@ fn drivers() -> Vec<(&'static str, regex::Regex, &'static str)> {
 }
 
 fn breaches(root: &Path) -> Vec<String> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    rust_files(&root.join("src"), &mut files);
     let mut out = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        let text = code(&std::fs::read_to_string(&file).unwrap());
+    for file in files(&root.join("src")) {
+        let rel = format!("src/{}", file.rel);
+        let text = without_comments(&file.text);
         for (name, pattern, home) in drivers() {
             if !rel.starts_with(home) && pattern.is_match(&text) {
                 out.push(format!(
