@@ -14,6 +14,7 @@ mod api;
 mod contract;
 mod duration;
 pub mod export;
+mod lean;
 mod location;
 mod open;
 mod owner;

@@ -81,3 +81,9 @@ pub(crate) use contract_suite;
 mod sqlite {
     super::contract_suite!(crate::ledger::sqlite::open);
 }
+
+/// The PostgreSQL backend runs the same contract, each ledger a schema of its own on the
+/// tests' own server.
+mod postgres {
+    super::contract_suite!(crate::ledger::postgres::open_for_test);
+}

@@ -2,39 +2,77 @@
 //! on many machines, each role seeing the tasks of the roles it is a member of.
 //!
 //! Owns everything PostgreSQL: connecting (libpq's rules, see `pg_url.rs`; no TLS in this
-//! build), the versioned schema with its roles and row-level security, and `migrate`.
-//! Nothing outside this folder names the driver. Must not log task ids or passwords.
-//!
-//! Not in this build yet: the `Ledger` operations themselves. Opening a PostgreSQL ledger
-//! connects and checks the schema (so an unreachable server or a schema to migrate is said
-//! plainly), then says the operations are not available; nothing is written.
+//! build), the versioned schema with its roles and row-level security, `migrate`, and the
+//! `Ledger` operations on one blocking connection served by a thread of its own (`thread.rs`,
+//! as the SQLite backend serves its file). Nothing outside this folder names the driver.
+//! Must not log task ids or passwords.
 
+mod backend;
+mod calls;
 mod connect;
+mod db;
+mod leases;
+mod outbox;
+mod read;
 mod schema;
 #[cfg(test)]
 mod schema_tests;
+mod sessions;
 #[cfg(test)]
 mod test_server;
 #[cfg(test)]
 pub(crate) mod testing;
+mod thread;
+mod write;
 
 pub use schema::{Migrated, SCHEMA_VERSION, USERS_ROLE};
 
+use std::sync::Arc;
+
 use anyhow::bail;
 
-use crate::ledger::{LedgerHandle, PgUrl};
+use crate::ledger::{LedgerHandle, PgResolved, PgUrl};
+
+/// Whether this build serves the ledger operations on PostgreSQL to the commands (the
+/// contract suite runs them in tests either way).
+const SERVES_COMMANDS: bool = false;
 
 /// Open the PostgreSQL ledger at `url`: reachable, and its schema this build's version.
 pub fn open(url: &PgUrl) -> anyhow::Result<LedgerHandle> {
-    let config = connect::config(url)?;
-    off_runtime(move || {
+    let resolved = url.resolve_here().map_err(anyhow::Error::msg)?;
+    let ledger = open_schema(&resolved, schema::DEFAULT_SCHEMA)?;
+    if !SERVES_COMMANDS {
+        drop(ledger);
+        bail!(
+            "the schema is ready, but this build of taskrail cannot yet read or write tasks \
+             on PostgreSQL; use a SQLite file (--db PATH) for now"
+        );
+    }
+    Ok(ledger)
+}
+
+/// The ledger in `schema` of the database `resolved` names (its schema checked).
+fn open_schema(resolved: &PgResolved, schema_name: &str) -> anyhow::Result<LedgerHandle> {
+    let config = connect::config_of(resolved)?;
+    let location = format!(
+        "PostgreSQL database {} on {}:{} as {} (schema {schema_name})",
+        resolved.dbname,
+        resolved.hosts.join(","),
+        resolved
+            .ports
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        resolved.user,
+    );
+    let schema_name = schema_name.to_string();
+    let pg = off_runtime(move || {
         let mut client = connect::connect(&config)?;
-        schema::check(&mut client, schema::DEFAULT_SCHEMA)
+        schema::check(&mut client, &schema_name)?;
+        db::Pg::new(client, &schema_name, location)
     })?;
-    bail!(
-        "the schema is ready, but this build of taskrail cannot yet read or write tasks on \
-         PostgreSQL; use a SQLite file (--db PATH) for now"
-    )
+    Ok(Arc::new(thread::PgLedger::spawn(pg)))
 }
 
 /// `taskrail ledger migrate`: create or upgrade the schema at `url` and the group role
@@ -44,6 +82,29 @@ pub fn migrate(url: &PgUrl) -> anyhow::Result<Migrated> {
     off_runtime(move || {
         let mut client = connect::connect(&config)?;
         schema::migrate(&mut client, schema::DEFAULT_SCHEMA, SCHEMA_VERSION)
+    })
+}
+
+/// The contract tests' ledger: the test server, as its superuser, in a schema of its own
+/// named after `path` (opening the same path twice shares the ledger, as two processes do).
+#[cfg(test)]
+pub fn open_for_test(path: &std::path::Path) -> anyhow::Result<LedgerHandle> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut h);
+    let name = format!("c{}_{:x}", std::process::id(), h.finish());
+    let server = testing::server();
+    off_runtime(move || {
+        let mut admin = server.admin();
+        schema::migrate(&mut admin, &name, SCHEMA_VERSION)?;
+        Ok(name)
+    })
+    .and_then(|name| {
+        let resolved = server
+            .url("postgres")
+            .resolve_here()
+            .map_err(anyhow::Error::msg)?;
+        open_schema(&resolved, &name)
     })
 }
 

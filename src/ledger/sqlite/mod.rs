@@ -13,7 +13,6 @@ mod feed;
 mod identity;
 mod ids;
 mod lazy;
-mod lean;
 mod leases;
 mod outbox;
 mod read;

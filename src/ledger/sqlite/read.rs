@@ -11,7 +11,7 @@ use rusqlite::{OptionalExtension, Params, Row, params};
 use serde_json::Value;
 
 use super::db::Db;
-use super::lean::lean_snapshot;
+use crate::ledger::lean::lean_snapshot;
 use super::tx::{from_ms, from_sql_u64, now_ms};
 use crate::ids::{ServerId, TaskId};
 use crate::ledger::{AnsweredKey, EventKind, EventRecord, Origin, TaskRecord, Tombstone};

@@ -1,0 +1,225 @@
+//! `Pg`: one blocking connection to the team's database, used only on the ledger thread,
+//! with the helpers every query shares: write transactions, finding or inserting a task
+//! row, appending an event, and hearing other processes' writes.
+//!
+//! The change feed's order: every write transaction first takes one transaction-level
+//! advisory lock per schema, so writers commit one after another and the change numbers
+//! their rows are stamped with (`stamp()` draws them from a sequence) become visible in
+//! increasing order. Without it, a transaction that drew number 5 could commit after one
+//! that drew 6, and a reader whose cursor had passed 6 would never see 5. Writes are short,
+//! so the serialization costs little; reads never take the lock.
+//!
+//! Must not log task ids or passwords.
+
+use std::cell::{Cell, RefCell};
+
+use ::postgres::fallible_iterator::FallibleIterator;
+use ::postgres::{Client, GenericClient, Transaction};
+use serde_json::Value;
+
+use crate::ids::{ServerId, TaskId};
+use crate::ledger::EventKind;
+use crate::mcp::types::Era;
+
+/// The ledger in one schema of a PostgreSQL database, over one connection.
+pub struct Pg {
+    client: RefCell<Client>,
+    location: String,
+    /// The advisory lock every write takes (see the module docs).
+    lock_key: String,
+    /// This connection's backend pid: its own notifications are not news.
+    pid: i32,
+    /// How many notifications from other connections arrived so far.
+    heard: Cell<u64>,
+    /// `heard` when the feed last looked.
+    feed_seen: Cell<Option<u64>>,
+}
+
+impl std::fmt::Debug for Pg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pg")
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+impl Pg {
+    /// The ledger in `schema` over `client` (its schema already checked): sets the search
+    /// path and listens on the schema's channel.
+    pub fn new(mut client: Client, schema: &str, location: String) -> anyhow::Result<Pg> {
+        anyhow::ensure!(
+            super::schema::valid_schema(schema),
+            "schema name {schema:?} is not one taskrail uses"
+        );
+        client.batch_execute(&format!("SET search_path TO {schema}; LISTEN {schema};"))?;
+        let pid: i32 = client.query_one("SELECT pg_backend_pid()", &[])?.get(0);
+        Ok(Pg {
+            client: RefCell::new(client),
+            location,
+            lock_key: format!("taskrail-feed:{schema}"),
+            pid,
+            heard: Cell::new(0),
+            feed_seen: Cell::new(None),
+        })
+    }
+
+    /// Where the ledger is, for people.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Run `f` in a write transaction holding the feed lock; committed when `f` succeeds.
+    pub(super) fn write<T>(
+        &self,
+        f: impl FnOnce(&mut Transaction<'_>) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction()?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))",
+            &[&self.lock_key],
+        )?;
+        let out = f(&mut tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Run `f` on the connection (reads).
+    pub(super) fn read<T>(
+        &self,
+        f: impl FnOnce(&mut Client) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        f(&mut self.client.borrow_mut())
+    }
+
+    /// Take in the notifications waiting on the connection (never blocks); whether any
+    /// came from another connection.
+    fn hear(&self) -> anyhow::Result<()> {
+        let mut client = self.client.borrow_mut();
+        let mut others = 0;
+        let mut notes = client.notifications();
+        let mut it = notes.iter();
+        while let Some(n) = it.next()? {
+            if n.process_id() != self.pid {
+                others += 1;
+            }
+        }
+        self.heard.set(self.heard.get() + others);
+        Ok(())
+    }
+
+    /// A check for [`super::thread::PgLedger::watch`]: true when another connection wrote
+    /// since the last check (and the first time).
+    pub fn other_writes() -> impl FnMut(&Pg) -> bool + Send + 'static {
+        let mut seen = None;
+        move |pg| match pg.hear() {
+            Ok(()) => seen.replace(pg.heard.get()) != Some(pg.heard.get()),
+            Err(_) => true,
+        }
+    }
+
+    /// Whether another connection wrote since the feed last looked (true the first time).
+    pub(super) fn feed_news(&self) -> anyhow::Result<bool> {
+        self.hear()?;
+        let now = self.heard.get();
+        Ok(self.feed_seen.replace(Some(now)) != Some(now))
+    }
+
+    /// The feed looked now: later news only counts from here.
+    pub(super) fn feed_looked(&self) -> anyhow::Result<()> {
+        self.feed_news().map(drop)
+    }
+}
+
+/// The parts of a stored task that writes need.
+pub(super) struct Row {
+    pub(super) id: i64,
+    pub(super) terminal: bool,
+    pub(super) status: String,
+    pub(super) snapshot: Option<String>,
+}
+
+pub(super) fn find_row(
+    c: &mut impl GenericClient,
+    server: &ServerId,
+    task_id: &TaskId,
+) -> anyhow::Result<Option<Row>> {
+    let row = c.query_opt(
+        "SELECT id, terminal, status, snapshot FROM tasks WHERE server = $1 AND task_id = $2",
+        &[&server.as_str(), &task_id.as_str()],
+    )?;
+    Ok(row.map(|r| Row {
+        id: r.get(0),
+        terminal: r.get(1),
+        status: r.get(2),
+        snapshot: r.get(3),
+    }))
+}
+
+/// The row id for (server, task id), inserting a bare tracked row if absent.
+pub(super) fn ensure_task(
+    c: &mut impl GenericClient,
+    server: &ServerId,
+    task_id: &TaskId,
+    era: Option<Era>,
+    now: i64,
+) -> anyhow::Result<(i64, bool)> {
+    if let Some(row) = find_row(c, server, task_id)? {
+        return Ok((row.id, false));
+    }
+    let id: i64 = c
+        .query_one(
+            "INSERT INTO tasks (server, task_id, era, recorded_at) VALUES ($1, $2, $3, $4)
+             RETURNING id",
+            &[&server.as_str(), &task_id.as_str(), &era.map(Era::as_str), &now],
+        )?
+        .get(0);
+    Ok((id, true))
+}
+
+/// Mark a task row changed (the trigger stamps a new change number).
+pub(super) fn touch(c: &mut impl GenericClient, task_row: i64) -> anyhow::Result<()> {
+    c.execute("UPDATE tasks SET changed_seq = 0 WHERE id = $1", &[&task_row])?;
+    Ok(())
+}
+
+pub(super) fn push_event(
+    c: &mut impl GenericClient,
+    task: i64,
+    at: i64,
+    kind: EventKind,
+    latency_ms: Option<u64>,
+    detail: &Value,
+) -> anyhow::Result<()> {
+    c.execute(
+        "INSERT INTO events (task, at, kind, latency_ms, detail) VALUES ($1, $2, $3, $4, $5)",
+        &[
+            &task,
+            &at,
+            &kind.as_str(),
+            &to_sql_u64(latency_ms),
+            &serde_json::to_string(detail)?,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(super) fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Stored milliseconds → timestamp (out-of-range values clamp to the epoch).
+pub(super) fn from_ms(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+/// Optional u64 → BIGINT (values beyond `i64::MAX` saturate).
+pub(super) fn to_sql_u64(v: Option<u64>) -> Option<i64> {
+    v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// BIGINT → optional u64 (negative values are dropped).
+pub(super) fn from_sql_u64(v: Option<i64>) -> Option<u64> {
+    v.and_then(|v| u64::try_from(v).ok())
+}
