@@ -74,14 +74,17 @@ impl Pg {
         f: impl FnOnce(&mut Transaction<'_>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
         let mut client = self.client.borrow_mut();
-        let mut tx = client.transaction()?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext($1))",
-            &[&self.lock_key],
-        )?;
-        let out = f(&mut tx)?;
-        tx.commit()?;
-        Ok(out)
+        let run = || -> anyhow::Result<T> {
+            let mut tx = client.transaction()?;
+            tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtext($1))",
+                &[&self.lock_key],
+            )?;
+            let out = f(&mut tx)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        run().map_err(plainly)
     }
 
     /// Run `f` on the connection (reads).
@@ -89,13 +92,17 @@ impl Pg {
         &self,
         f: impl FnOnce(&mut Client) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
-        f(&mut self.client.borrow_mut())
+        f(&mut self.client.borrow_mut()).map_err(plainly)
     }
 
     /// Take in the notifications waiting on the connection (never blocks); whether any
     /// came from another connection.
+    ///
+    /// One round trip first: the server sends the notifications of transactions committed
+    /// before it reads our query, so a commit another connection saw finish is heard here.
     fn hear(&self) -> anyhow::Result<()> {
         let mut client = self.client.borrow_mut();
+        client.batch_execute("")?;
         let mut others = 0;
         let mut notes = client.notifications();
         let mut it = notes.iter();
@@ -128,6 +135,14 @@ impl Pg {
     /// The feed looked now: later news only counts from here.
     pub(super) fn feed_looked(&self) -> anyhow::Result<()> {
         self.feed_news().map(drop)
+    }
+}
+
+/// A driver error said with the server's own message (the driver's own says "db error").
+fn plainly(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast_ref::<::postgres::Error>() {
+        Some(pg) => anyhow::anyhow!("PostgreSQL ledger: {}", super::connect::describe(pg)),
+        None => e,
     }
 }
 

@@ -356,7 +356,7 @@ fn apply_snapshot(
         "UPDATE tasks SET snapshot = $2, status = $3,
              server_created_at = coalesce(server_created_at, $4), last_seen = $5,
              poll_interval_ms = $6, ttl_ms = $7, terminal = $8,
-             terminal_at = CASE WHEN $8 THEN $5 ELSE NULL END
+             terminal_at = CASE WHEN $8 THEN $5::bigint ELSE NULL END
          WHERE id = $1",
         &[
             &id,
