@@ -18,7 +18,7 @@
 //!   May import `ids`, `sanitize`, `paths`.
 //! - `ledger` — everything durable (a SQLite file; a team's PostgreSQL schema and roles):
 //!   tasks, timeline, leases, outbox, sessions, the change feed other processes read. May
-//!   import `ids`, `sanitize`, `mcp`.
+//!   import `ids`, `sanitize`, `paths`, `mcp`.
 //! - `engine` — one actor per server (push first, paced polling, intents), the router and the
 //!   feed; emits `EngineEvent`s, takes `EngineCommand`s. May import `ids`, `sanitize`, `mcp`,
 //!   `ledger`.

@@ -51,6 +51,12 @@ pub fn oauth_tokens() -> Option<PathBuf> {
     data_dir().map(|d| d.join("tokens.json"))
 }
 
+/// Legacy session ids of tasks on a PostgreSQL ledger, kept on this machine (the shared
+/// database holds only their digests): `pg-sessions.json` in the data directory.
+pub fn pg_session_ids() -> Option<PathBuf> {
+    data_dir().map(|d| d.join("pg-sessions.json"))
+}
+
 /// The proxy listener's token file: `proxy-tokens.json` beside the ledger file `ledger`.
 pub fn proxy_tokens(ledger: &Path) -> PathBuf {
     ledger

@@ -16,7 +16,7 @@ pub const LAYERS: &[(&str, &[&str], bool)] = &[
     ("paths", &[], false),
     ("ids", &["sanitize"], false),
     ("mcp", &["ids", "sanitize", "paths"], false),
-    ("ledger", &["ids", "sanitize", "mcp"], false),
+    ("ledger", &["ids", "sanitize", "paths", "mcp"], false),
     ("engine", &["ids", "sanitize", "mcp", "ledger"], false),
     ("state", &["ids", "sanitize", "mcp", "engine"], false),
     (

@@ -167,8 +167,10 @@ impl Pg {
                     touch(tx, keep)?;
                     moved += 1;
                 }
-                moved += tx.execute("UPDATE tasks SET server = $2 WHERE server = $1", &[&from, &to])?
-                    as usize;
+                moved += tx.execute(
+                    "UPDATE tasks SET server = $2 WHERE server = $1",
+                    &[&from, &to],
+                )? as usize;
                 tx.execute(
                     "UPDATE sessions SET server = $2 WHERE server = $1
                         AND NOT EXISTS (SELECT FROM sessions s2

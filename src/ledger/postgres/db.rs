@@ -12,6 +12,7 @@
 //! Must not log task ids or passwords.
 
 use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
 
 use ::postgres::fallible_iterator::FallibleIterator;
 use ::postgres::{Client, GenericClient, Transaction};
@@ -33,6 +34,8 @@ pub struct Pg {
     heard: Cell<u64>,
     /// `heard` when the feed last looked.
     feed_seen: Cell<Option<u64>>,
+    /// Where this machine keeps legacy session ids (`sessions.rs`).
+    session_ids: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Pg {
@@ -46,7 +49,12 @@ impl std::fmt::Debug for Pg {
 impl Pg {
     /// The ledger in `schema` over `client` (its schema already checked): sets the search
     /// path and listens on the schema's channel.
-    pub fn new(mut client: Client, schema: &str, location: String) -> anyhow::Result<Pg> {
+    pub fn new(
+        mut client: Client,
+        schema: &str,
+        location: String,
+        session_ids: Option<PathBuf>,
+    ) -> anyhow::Result<Pg> {
         anyhow::ensure!(
             super::schema::valid_schema(schema),
             "schema name {schema:?} is not one taskrail uses"
@@ -60,12 +68,18 @@ impl Pg {
             pid,
             heard: Cell::new(0),
             feed_seen: Cell::new(None),
+            session_ids,
         })
     }
 
     /// Where the ledger is, for people.
     pub fn location(&self) -> &str {
         &self.location
+    }
+
+    /// The file this machine keeps legacy session ids in, if it has a home.
+    pub(super) fn session_ids(&self) -> Option<&Path> {
+        self.session_ids.as_deref()
     }
 
     /// Run `f` in a write transaction holding the feed lock; committed when `f` succeeds.
@@ -186,7 +200,12 @@ pub(super) fn ensure_task(
         .query_one(
             "INSERT INTO tasks (server, task_id, era, recorded_at) VALUES ($1, $2, $3, $4)
              RETURNING id",
-            &[&server.as_str(), &task_id.as_str(), &era.map(Era::as_str), &now],
+            &[
+                &server.as_str(),
+                &task_id.as_str(),
+                &era.map(Era::as_str),
+                &now,
+            ],
         )?
         .get(0);
     Ok((id, true))
@@ -194,7 +213,10 @@ pub(super) fn ensure_task(
 
 /// Mark a task row changed (the trigger stamps a new change number).
 pub(super) fn touch(c: &mut impl GenericClient, task_row: i64) -> anyhow::Result<()> {
-    c.execute("UPDATE tasks SET changed_seq = 0 WHERE id = $1", &[&task_row])?;
+    c.execute(
+        "UPDATE tasks SET changed_seq = 0 WHERE id = $1",
+        &[&task_row],
+    )?;
     Ok(())
 }
 

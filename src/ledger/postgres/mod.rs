@@ -40,7 +40,11 @@ const SERVES_COMMANDS: bool = false;
 /// Open the PostgreSQL ledger at `url`: reachable, and its schema this build's version.
 pub fn open(url: &PgUrl) -> anyhow::Result<LedgerHandle> {
     let resolved = url.resolve_here().map_err(anyhow::Error::msg)?;
-    let ledger = open_schema(&resolved, schema::DEFAULT_SCHEMA)?;
+    let ledger = open_schema(
+        &resolved,
+        schema::DEFAULT_SCHEMA,
+        crate::paths::pg_session_ids(),
+    )?;
     if !SERVES_COMMANDS {
         drop(ledger);
         bail!(
@@ -52,7 +56,11 @@ pub fn open(url: &PgUrl) -> anyhow::Result<LedgerHandle> {
 }
 
 /// The ledger in `schema` of the database `resolved` names (its schema checked).
-fn open_schema(resolved: &PgResolved, schema_name: &str) -> anyhow::Result<LedgerHandle> {
+fn open_schema(
+    resolved: &PgResolved,
+    schema_name: &str,
+    session_ids: Option<std::path::PathBuf>,
+) -> anyhow::Result<LedgerHandle> {
     let config = connect::config_of(resolved)?;
     let location = format!(
         "PostgreSQL database {} on {}:{} as {} (schema {schema_name})",
@@ -70,7 +78,7 @@ fn open_schema(resolved: &PgResolved, schema_name: &str) -> anyhow::Result<Ledge
     let pg = off_runtime(move || {
         let mut client = connect::connect(&config)?;
         schema::check(&mut client, &schema_name)?;
-        db::Pg::new(client, &schema_name, location)
+        db::Pg::new(client, &schema_name, location, session_ids)
     })?;
     Ok(Arc::new(thread::PgLedger::spawn(pg)))
 }
@@ -94,6 +102,7 @@ pub fn open_for_test(path: &std::path::Path) -> anyhow::Result<LedgerHandle> {
     path.hash(&mut h);
     let name = format!("c{}_{:x}", std::process::id(), h.finish());
     let server = testing::server();
+    let path = path.to_path_buf();
     off_runtime(move || {
         let mut admin = server.admin();
         schema::migrate(&mut admin, &name, SCHEMA_VERSION)?;
@@ -104,7 +113,8 @@ pub fn open_for_test(path: &std::path::Path) -> anyhow::Result<LedgerHandle> {
             .url("postgres")
             .resolve_here()
             .map_err(anyhow::Error::msg)?;
-        open_schema(&resolved, &name)
+        let ids = path.with_file_name("pg-sessions.json");
+        open_schema(&resolved, &name, Some(ids))
     })
 }
 

@@ -256,30 +256,30 @@ impl Pg {
         );
         let chunk = chunk.max(1);
         self.read(|client| {
-        let mut tx = client.transaction()?;
-        let portal = tx.bind(sql.as_str(), &[&server.as_str()])?;
-        loop {
-            let rows = tx.query_portal(&portal, i32::try_from(chunk).unwrap_or(i32::MAX))?;
-            let last = rows.len() < chunk;
-            let batch: Vec<TaskRecord> = rows
-                .iter()
-                .map(|r| {
-                    let mut rec = task_from_row(r);
-                    if rec.terminal || rec.expired {
-                        rec.lean = true;
-                        rec.arguments = None;
-                        rec.answered_keys.clear();
-                        rec.snapshot = r.get::<_, Option<&str>>(7).and_then(lean_snapshot);
-                    }
-                    rec
-                })
-                .collect();
-            if batch.is_empty() || !each(batch) || last {
-                break;
+            let mut tx = client.transaction()?;
+            let portal = tx.bind(sql.as_str(), &[&server.as_str()])?;
+            loop {
+                let rows = tx.query_portal(&portal, i32::try_from(chunk).unwrap_or(i32::MAX))?;
+                let last = rows.len() < chunk;
+                let batch: Vec<TaskRecord> = rows
+                    .iter()
+                    .map(|r| {
+                        let mut rec = task_from_row(r);
+                        if rec.terminal || rec.expired {
+                            rec.lean = true;
+                            rec.arguments = None;
+                            rec.answered_keys.clear();
+                            rec.snapshot = r.get::<_, Option<&str>>(7).and_then(lean_snapshot);
+                        }
+                        rec
+                    })
+                    .collect();
+                if batch.is_empty() || !each(batch) || last {
+                    break;
+                }
             }
-        }
-        tx.commit()?;
-        Ok(())
+            tx.commit()?;
+            Ok(())
         })
     }
 

@@ -195,7 +195,14 @@ pub(super) fn tracked_in(
     let now = now_ms();
     let (id, inserted) = ensure_task(tx, server, task_id, era, now)?;
     if inserted {
-        push_event(tx, id, now, EventKind::Note, None, &json!({ "tracked": true }))?;
+        push_event(
+            tx,
+            id,
+            now,
+            EventKind::Note,
+            None,
+            &json!({ "tracked": true }),
+        )?;
     }
     tx.execute(
         "UPDATE tasks SET era = coalesce(era, $2), session = coalesce(session, $3)
@@ -309,7 +316,14 @@ fn push_input_requested(
     if fresh.is_empty() {
         return Ok(());
     }
-    push_event(tx, id, now, EventKind::InputRequested, None, &json!({ "requests": fresh }))
+    push_event(
+        tx,
+        id,
+        now,
+        EventKind::InputRequested,
+        None,
+        &json!({ "requests": fresh }),
+    )
 }
 
 /// The snapshot acceptance rules, inside the caller's transaction.
@@ -378,6 +392,13 @@ fn apply_snapshot(
         push_event(tx, id, now, EventKind::Status, None, &detail)?;
     }
     push_input_requested(tx, id, now, prev.as_ref(), task)?;
-    push_event(tx, id, now, source, latency_ms, &json!({ "status": task.status.as_str() }))?;
+    push_event(
+        tx,
+        id,
+        now,
+        source,
+        latency_ms,
+        &json!({ "status": task.status.as_str() }),
+    )?;
     Ok(true)
 }

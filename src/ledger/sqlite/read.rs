@@ -11,9 +11,9 @@ use rusqlite::{OptionalExtension, Params, Row, params};
 use serde_json::Value;
 
 use super::db::Db;
-use crate::ledger::lean::lean_snapshot;
 use super::tx::{from_ms, from_sql_u64, now_ms};
 use crate::ids::{ServerId, TaskId};
+use crate::ledger::lean::lean_snapshot;
 use crate::ledger::{AnsweredKey, EventKind, EventRecord, Origin, TaskRecord, Tombstone};
 use crate::mcp::types::{Era, Task};
 
