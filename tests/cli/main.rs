@@ -17,4 +17,5 @@ mod ledger_location;
 mod ledger_rows;
 mod secrets;
 mod sign_ins;
+mod team_ledger;
 mod unix_tool;

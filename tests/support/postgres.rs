@@ -40,3 +40,30 @@ pub fn psql(sql: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The rows of a query as the superuser on database `db`, one per line, unaligned.
+pub fn psql_rows(sql: &str, db: &str) -> String {
+    let bin = std::env::var_os("TASKRAIL_PG_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/lib/postgresql/15/bin".into());
+    let out = std::process::Command::new(bin.join("psql"))
+        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
+        .args([
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-p",
+            &server().port.to_string(),
+            "-c",
+            sql,
+        ])
+        .output()
+        .expect("running psql");
+    assert!(
+        out.status.success(),
+        "psql: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -29,30 +29,16 @@ pub use schema::{Migrated, SCHEMA_VERSION, USERS_ROLE};
 
 use std::sync::Arc;
 
-use anyhow::bail;
-
 use crate::ledger::{LedgerHandle, PgResolved, PgUrl};
-
-/// Whether this build serves the ledger operations on PostgreSQL to the commands (the
-/// contract suite runs them in tests either way).
-const SERVES_COMMANDS: bool = false;
 
 /// Open the PostgreSQL ledger at `url`: reachable, and its schema this build's version.
 pub fn open(url: &PgUrl) -> anyhow::Result<LedgerHandle> {
     let resolved = url.resolve_here().map_err(anyhow::Error::msg)?;
-    let ledger = open_schema(
+    open_schema(
         &resolved,
         schema::DEFAULT_SCHEMA,
         crate::paths::pg_session_ids(),
-    )?;
-    if !SERVES_COMMANDS {
-        drop(ledger);
-        bail!(
-            "the schema is ready, but this build of taskrail cannot yet read or write tasks \
-             on PostgreSQL; use a SQLite file (--db PATH) for now"
-        );
-    }
-    Ok(ledger)
+    )
 }
 
 /// The ledger in `schema` of the database `resolved` names (its schema checked).
