@@ -11,6 +11,8 @@ mod backend;
 mod calls;
 mod connect;
 mod db;
+#[cfg(test)]
+mod feed_tests;
 mod leases;
 mod outbox;
 mod read;
