@@ -29,7 +29,10 @@ pub struct Pg {
     /// The advisory lock every write takes (see the module docs).
     lock_key: String,
     /// This connection's backend pid: its own notifications are not news.
-    pid: i32,
+    pid: Cell<i32>,
+    /// How to connect again after the connection was lost, and the schema to use.
+    config: ::postgres::Config,
+    schema: String,
     /// How many notifications from other connections arrived so far.
     heard: Cell<u64>,
     /// `heard` when the feed last looked.
@@ -51,6 +54,7 @@ impl Pg {
     /// path and listens on the schema's channel.
     pub fn new(
         mut client: Client,
+        config: ::postgres::Config,
         schema: &str,
         location: String,
         session_ids: Option<PathBuf>,
@@ -59,13 +63,14 @@ impl Pg {
             super::schema::valid_schema(schema),
             "schema name {schema:?} is not one taskrail uses"
         );
-        client.batch_execute(&format!("SET search_path TO {schema}; LISTEN {schema};"))?;
-        let pid: i32 = client.query_one("SELECT pg_backend_pid()", &[])?.get(0);
+        let pid = prepare(&mut client, schema)?;
         Ok(Pg {
             client: RefCell::new(client),
             location,
             lock_key: format!("taskrail-feed:{schema}"),
-            pid,
+            pid: Cell::new(pid),
+            config,
+            schema: schema.to_string(),
             heard: Cell::new(0),
             feed_seen: Cell::new(None),
             session_ids,
@@ -82,11 +87,27 @@ impl Pg {
         self.session_ids.as_deref()
     }
 
+    /// A lost connection (the server restarted, the network broke) is made again before
+    /// the next operation; the operation that found it lost has failed, and says so.
+    /// Notifications missed meanwhile count as news: the feed looks.
+    fn reconnect_if_lost(&self) -> anyhow::Result<()> {
+        if !self.client.borrow().is_closed() {
+            return Ok(());
+        }
+        let mut client = super::connect::connect(&self.config)?;
+        self.pid.set(prepare(&mut client, &self.schema)?);
+        *self.client.borrow_mut() = client;
+        self.heard.set(self.heard.get() + 1);
+        tracing::info!("ledger: connected to PostgreSQL again");
+        Ok(())
+    }
+
     /// Run `f` in a write transaction holding the feed lock; committed when `f` succeeds.
     pub(super) fn write<T>(
         &self,
         f: impl FnOnce(&mut Transaction<'_>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
+        self.reconnect_if_lost()?;
         let mut client = self.client.borrow_mut();
         let run = || -> anyhow::Result<T> {
             let mut tx = client.transaction()?;
@@ -106,6 +127,7 @@ impl Pg {
         &self,
         f: impl FnOnce(&mut Client) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
+        self.reconnect_if_lost()?;
         f(&mut self.client.borrow_mut()).map_err(plainly)
     }
 
@@ -115,13 +137,14 @@ impl Pg {
     /// One round trip first: the server sends the notifications of transactions committed
     /// before it reads our query, so a commit another connection saw finish is heard here.
     fn hear(&self) -> anyhow::Result<()> {
+        self.reconnect_if_lost()?;
         let mut client = self.client.borrow_mut();
         client.batch_execute("")?;
         let mut others = 0;
         let mut notes = client.notifications();
         let mut it = notes.iter();
         while let Some(n) = it.next()? {
-            if n.process_id() != self.pid {
+            if n.process_id() != self.pid.get() {
                 others += 1;
             }
         }
@@ -150,6 +173,12 @@ impl Pg {
     pub(super) fn feed_looked(&self) -> anyhow::Result<()> {
         self.feed_news().map(drop)
     }
+}
+
+/// Use `schema` on a new connection and listen on its channel; the connection's pid.
+fn prepare(client: &mut Client, schema: &str) -> anyhow::Result<i32> {
+    client.batch_execute(&format!("SET search_path TO {schema}; LISTEN {schema};"))?;
+    Ok(client.query_one("SELECT pg_backend_pid()", &[])?.get(0))
 }
 
 /// A driver error said with the server's own message (the driver's own says "db error").

@@ -1,6 +1,6 @@
-//! The change feed on PostgreSQL with writers racing: a reader following the feed from
-//! its cursor sees every task several connections create at once, none skipped (writers
-//! commit in change-number order, `db.rs`).
+//! The PostgreSQL ledger's connection over time: a reader following the feed from its
+//! cursor sees every task several connections create at once, none skipped (writers commit
+//! in change-number order, `db.rs`); a connection the server ended is made again.
 
 use std::collections::HashSet;
 
@@ -69,4 +69,54 @@ async fn a_reader_misses_nothing_while_writers_race() {
         j.await.unwrap();
     }
     assert_eq!(seen.len(), 4 * EACH, "every task came through the feed");
+}
+
+#[tokio::test]
+async fn a_connection_the_server_ended_is_made_again() {
+    let name = super::testing::fresh_schema();
+    let app = format!("reconnect_{name}");
+    let server = super::testing::server();
+    let migrate_name = name.clone();
+    super::off_runtime(move || {
+        super::schema::migrate(&mut server.admin(), &migrate_name, super::SCHEMA_VERSION)
+    })
+    .unwrap();
+    let url = crate::ledger::PgUrl::parse(&format!(
+        "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable&application_name={app}",
+        server.port
+    ))
+    .unwrap();
+    let resolved = url.resolve_here().unwrap();
+    let ledger = super::open_schema(&resolved, &name, None).unwrap();
+    assert!(ledger.list(true).await.unwrap().is_empty());
+    let ended: i64 = super::off_runtime(move || {
+        Ok(server
+            .admin()
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                  WHERE application_name = $1",
+                &[&app],
+            )?
+            .get(0))
+    })
+    .unwrap();
+    assert_eq!(ended, 1, "the ledger's one connection");
+    // The operation that finds the connection gone may fail; the next ones work.
+    let mut worked = false;
+    for _ in 0..3 {
+        worked = ledger
+            .record_tracked(
+                &ServerId::named("srv"),
+                None,
+                &crate::ids::TaskId::new("x"),
+                None,
+            )
+            .await
+            .is_ok();
+        if worked {
+            break;
+        }
+    }
+    assert!(worked, "the ledger connected again");
+    assert_eq!(ledger.list(true).await.unwrap().len(), 1);
 }

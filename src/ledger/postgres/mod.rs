@@ -66,7 +66,7 @@ fn open_schema(
     let pg = off_runtime(move || {
         let mut client = connect::connect(&config)?;
         schema::check(&mut client, &schema_name)?;
-        db::Pg::new(client, &schema_name, location, session_ids)
+        db::Pg::new(client, config, &schema_name, location, session_ids)
     })?;
     Ok(Arc::new(thread::PgLedger::spawn(pg)))
 }
