@@ -182,20 +182,27 @@ impl State {
         self.server_mut(server).health = Health::Disabled(sanitize_line(why, 300));
     }
 
-    /// The name each server is shown by: its [`short_name`], or its whole id where two
-    /// short names would be the same.
-    pub fn server_names(&self) -> Vec<String> {
-        let short: Vec<String> = self.servers.iter().map(|s| short_name(&s.id)).collect();
-        short
+    /// The name `id` is shown by everywhere on screen (header, server column, footer,
+    /// popups): its [`short_name`], or its whole id (sanitized) where another server of
+    /// the board has the same short name. The one owner of a server's display name.
+    pub fn server_name(&self, id: &ServerId) -> String {
+        let short = short_name(id);
+        let clash = self
+            .servers
             .iter()
-            .zip(&self.servers)
-            .map(|(name, s)| {
-                if short.iter().filter(|n| *n == name).count() > 1 {
-                    sanitize_line(s.id.as_str(), 200)
-                } else {
-                    name.clone()
-                }
-            })
+            .any(|s| &s.id != id && short_name(&s.id) == short);
+        if clash {
+            sanitize_line(id.as_str(), 200)
+        } else {
+            short
+        }
+    }
+
+    /// [`State::server_name`] of every server of the header, in its order.
+    pub fn server_names(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .map(|s| self.server_name(&s.id))
             .collect()
     }
 }

@@ -42,7 +42,7 @@ impl Widget for NoticeLine<'_> {
                 " {} {} on {}{by}",
                 crate::sanitize::sanitize_line(tool, 30),
                 r.short_id(),
-                crate::sanitize::sanitize_line(r.key.server.as_str(), 30)
+                fit(&state.server_name(&r.key.server), 30)
             );
             Line::styled(fit(&text, width), theme.dim).render(area, buf);
         }
