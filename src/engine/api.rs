@@ -350,6 +350,13 @@ pub enum EngineEvent {
         push: bool,
         server_name: Option<String>,
     },
+    /// This process cannot reach the server (`why`, in words): its tasks are shown as the
+    /// ledger records them, and answers and cancels go through the outbox to the process
+    /// that follows each task.
+    ServerUnreachable {
+        server: ServerId,
+        why: String,
+    },
     /// Push went on or off (e.g. the server answered `subscriptions/listen` with `-32601`).
     PushChanged {
         server: ServerId,

@@ -151,6 +151,8 @@ pub trait Ledger: Send + Sync + std::fmt::Debug + 'static {
     fn answered(&self, server: &ServerId, task_id: &TaskId) -> Op<Vec<AnsweredKey>>;
     /// Servers that have unfinished tasks.
     fn servers_with_open_tasks(&self) -> Op<Vec<ServerId>>;
+    /// Every server that has tasks, finished or not.
+    fn servers(&self) -> Op<Vec<ServerId>>;
     /// How many tasks `server` has.
     fn count_server(&self, server: &ServerId) -> Op<usize>;
     /// Read `server`'s tasks in chunks of at most `chunk` into `out` (unfinished ones

@@ -28,6 +28,9 @@ pub enum Health {
     },
     /// Never connected: the configuration cannot be used as it is (why, in words).
     Disabled(String),
+    /// Not reachable from this process (why, in words): its tasks are shown as the ledger
+    /// has them, and answers and cancels go to the process that follows each task.
+    Elsewhere(String),
 }
 
 /// What the server can do for push, as far as it has shown.
@@ -116,6 +119,9 @@ impl ServerState {
             } => format!("{reason} (retry #{n})"),
             Health::Reconnecting { attempt } => format!("reconnecting (#{attempt})"),
             Health::Disabled(why) => format!("disabled: {why}"),
+            Health::Elsewhere(why) => {
+                format!("followed by other processes ({why}); answers and cancels go to them")
+            }
         }
     }
 }
@@ -205,6 +211,11 @@ impl State {
             .map(|s| self.server_name(&s.id))
             .collect()
     }
+}
+
+/// The engine cannot reach `server` from this process.
+pub(super) fn unreachable(state: &mut State, server: &ServerId, why: &str) {
+    state.server_mut(server).health = Health::Elsewhere(sanitize_line(why, 300));
 }
 
 pub(super) fn connected(

@@ -208,6 +208,9 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             server_name,
         } => servers::connected(state, &server, era, push, server_name),
         EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
+        EngineEvent::ServerUnreachable { server, why } => {
+            servers::unreachable(state, &server, &why)
+        }
         EngineEvent::ServerDegraded { server, reason } => {
             servers::degraded(state, &server, &reason);
             new_task::server_failing(state, &server);

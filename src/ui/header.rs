@@ -95,6 +95,7 @@ impl Widget for Header<'_> {
                         Health::Degraded { .. } => ("●", theme.degraded),
                         Health::Reconnecting { .. } => ("◌", theme.degraded),
                         Health::Disabled(_) => ("✖", theme.error),
+                        Health::Elsewhere(_) => ("◇", theme.dim),
                     };
                     (dot, s.health_text(), style)
                 }

@@ -40,7 +40,8 @@ impl Follower {
             | EngineEvent::LocalAsked { .. }
             | EngineEvent::SignInIgnored { .. }
             | EngineEvent::SignedIn { .. }
-            | EngineEvent::SignInFailed { .. } => {}
+            | EngineEvent::SignInFailed { .. }
+            | EngineEvent::ServerUnreachable { .. } => {}
             EngineEvent::Reconnecting {
                 server,
                 attempt,

@@ -159,7 +159,8 @@ impl ServerActor {
 
     /// Try to take the lease of `ids`; without a ledger every task is ours.
     pub(super) async fn claim(&mut self, ids: Vec<TaskId>) {
-        if ids.is_empty() {
+        // A server this process cannot reach: whoever can follows its tasks.
+        if ids.is_empty() || self.spec.unreachable.is_some() {
             return;
         }
         let got: Vec<TaskId> = if self.ledger.is_some() {

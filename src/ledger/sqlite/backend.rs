@@ -189,6 +189,10 @@ impl Ledger for SqliteLedger {
         self.op(|l| l.servers_with_open_tasks())
     }
 
+    fn servers(&self) -> Op<Vec<ServerId>> {
+        self.op(|l| l.servers())
+    }
+
     fn count_server(&self, server: &ServerId) -> Op<usize> {
         let server = server.clone();
         self.op(move |l| l.count_server(&server))

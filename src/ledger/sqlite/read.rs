@@ -278,6 +278,15 @@ impl Db {
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
+
+    /// Every server with a task, finished or not, by id.
+    pub fn servers(&self) -> anyhow::Result<Vec<crate::ids::ServerId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT server FROM tasks ORDER BY server")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
 }
 
 /// The statement of [`Db::scan_server`]: two texts, so each gets the plan that walks
