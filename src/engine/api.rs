@@ -350,6 +350,11 @@ pub enum EngineEvent {
         push: bool,
         server_name: Option<String>,
     },
+    /// The task left the ledger (another process pruned it): it is no longer shown.
+    TaskRemoved {
+        server: ServerId,
+        task_id: TaskId,
+    },
     /// This process cannot reach the server (`why`, in words): its tasks are shown as the
     /// ledger records them, and answers and cancels go through the outbox to the process
     /// that follows each task.

@@ -210,5 +210,19 @@ impl Router {
                 let _ = tx.send(ActorMsg::Outcome(outcome)).await;
             }
         }
+        // Pruned by another process: no actor follows them any more, nothing shows them.
+        for (server, task_id) in changes.removed {
+            if let Some(tx) = self.actors.get(&server) {
+                let forget = EngineCommand::Forget {
+                    server: server.clone(),
+                    task_id: task_id.clone(),
+                };
+                let _ = tx.send(ActorMsg::Command(forget)).await;
+            }
+            let _ = self
+                .events
+                .send(EngineEvent::TaskRemoved { server, task_id })
+                .await;
+        }
     }
 }

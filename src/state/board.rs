@@ -378,6 +378,9 @@ impl Board {
     /// Where `row` belongs under the current settings.
     fn place(&self, row: &TaskRow) -> Place {
         let mut place = 0;
+        if row.removed {
+            return place;
+        }
         for (i, tab) in Tab::ALL.iter().enumerate() {
             if tab.matches(row) {
                 place |= 1 << i;

@@ -89,6 +89,8 @@ pub struct TaskRow {
     /// Resumed finished: its arguments, result (unless a tool error) and error data are in
     /// the ledger only, until loaded (`payload`).
     pub payload_in_ledger: bool,
+    /// The ledger no longer has it (pruned by another process): shown nowhere.
+    pub removed: bool,
 }
 
 impl TaskRow {
@@ -116,6 +118,7 @@ impl TaskRow {
             started_by: None,
             note: None,
             payload_in_ledger: false,
+            removed: false,
         }
     }
 

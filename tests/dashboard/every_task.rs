@@ -120,3 +120,54 @@ fn tasks_of_unconfigured_and_stdio_servers_are_on_the_board_and_cancelled_throug
     );
     tmux.quit();
 }
+
+#[test]
+fn a_prune_in_another_shell_takes_the_pruned_rows_off_the_board() {
+    let peer = support::fastmcp_http();
+    let tr = Taskrail::new();
+    let done = tr.run(
+        &[
+            "call",
+            "--server",
+            &peer.url,
+            "slow_count",
+            "--args",
+            r#"{"steps":1,"delay":0.1}"#,
+        ],
+        CLI_LIMIT,
+    );
+    assert_eq!(done.code, Some(0), "{done:#?}");
+    let finished = tr.records()[0]["taskId"].as_str().unwrap().to_string();
+    let tmux = Tmux::start("prune");
+    tmux.start_dashboard(&tr, &format!("--server {}", peer.url));
+    tmux.wait("the finished task", |s| {
+        row(s, &finished).is_some_and(|l| l.contains("completed"))
+    });
+    let running = support::taskrail::task_id(&tr.run(
+        &[
+            "call",
+            "--server",
+            &peer.url,
+            "long_sleep",
+            "--args",
+            r#"{"seconds":120}"#,
+            "--detach",
+        ],
+        CLI_LIMIT,
+    ));
+    tmux.wait("the running task", |s| {
+        row(s, &running).is_some_and(|l| l.contains("working"))
+    });
+
+    let pruned = tr.run(&["prune", "--older-than", "0s"], CLI_LIMIT);
+    assert_eq!(pruned.code, Some(0), "{pruned:#?}");
+    assert!(
+        pruned.stdout.contains("pruned 1 finished task"),
+        "{pruned:#?}"
+    );
+    let screen = tmux.wait("the pruned row gone, the running one kept", |s| {
+        row(s, &finished).is_none() && row(s, &running).is_some()
+    });
+    assert!(screen.contains("All 1"), "{screen}");
+    tmux.quit();
+}

@@ -41,7 +41,8 @@ impl Follower {
             | EngineEvent::SignInIgnored { .. }
             | EngineEvent::SignedIn { .. }
             | EngineEvent::SignInFailed { .. }
-            | EngineEvent::ServerUnreachable { .. } => {}
+            | EngineEvent::ServerUnreachable { .. }
+            | EngineEvent::TaskRemoved { .. } => {}
             EngineEvent::Reconnecting {
                 server,
                 attempt,

@@ -257,9 +257,28 @@ impl Db {
     /// Delete terminal (or expired) tasks whose terminal time is before `cutoff`.
     pub fn prune_before(&self, cutoff: DateTime<Utc>) -> anyhow::Result<usize> {
         let tx = self.write_tx()?;
+        let cutoff = cutoff.timestamp_millis();
+        let now = now_ms();
+        // What goes is noted for the feed first (other processes drop their rows).
+        let gone: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM tasks WHERE terminal = 1 AND terminal_at < ?1)",
+            params![cutoff],
+            |r| r.get(0),
+        )?;
+        if gone {
+            tx.execute(
+                "INSERT INTO removed (seq, server, task_id, at)
+                 SELECT ?2, server, task_id, ?3 FROM tasks WHERE terminal = 1 AND terminal_at < ?1",
+                params![cutoff, tx.seq()?, now],
+            )?;
+        }
+        tx.execute(
+            "DELETE FROM removed WHERE at < ?1",
+            params![now.saturating_sub(REMOVED_KEPT_MS)],
+        )?;
         let deleted = tx.execute(
             "DELETE FROM tasks WHERE terminal = 1 AND terminal_at < ?1",
-            params![cutoff.timestamp_millis()],
+            params![cutoff],
         )?;
         tx.commit()?;
         if deleted > 0 {
@@ -268,6 +287,10 @@ impl Db {
         Ok(deleted)
     }
 }
+
+/// How long the feed remembers a pruned task (a process reading later reads the ledger
+/// afresh anyway).
+const REMOVED_KEPT_MS: i64 = 24 * 3600 * 1000;
 
 impl Db {
     /// Every server with an unfinished task, by id.
