@@ -171,3 +171,67 @@ fn a_prune_in_another_shell_takes_the_pruned_rows_off_the_board() {
     assert!(screen.contains("All 1"), "{screen}");
     tmux.quit();
 }
+
+/// The ledger's tasks of the demo server.
+fn demo_tasks(tr: &Taskrail) -> Vec<serde_json::Value> {
+    tr.records()
+        .into_iter()
+        .filter(|r| r["server"] == "demo")
+        .collect()
+}
+
+#[test]
+fn a_second_shell_reaches_the_demo_dashboards_tasks_and_demo_tasks_do_not_pile_up() {
+    let tr = Taskrail::new();
+    let tmux = Tmux::start("demo2");
+    tmux.resize(160, 30);
+    tmux.launch_dashboard(&tr, "demo");
+    tmux.wait("the demo's tasks running", |s| {
+        s.lines()
+            .any(|l| l.contains("import_rows") && l.contains("working"))
+            && s.lines().any(|l| l.contains("deploy"))
+    });
+    let tasks = demo_tasks(&tr);
+    assert_eq!(tasks.len(), 4, "{tasks:#?}");
+    let id_of = |tool: &str| {
+        tasks
+            .iter()
+            .find(|r| r["tool"] == tool)
+            .and_then(|r| r["taskId"].as_str())
+            .unwrap()
+            .to_string()
+    };
+    let import = id_of("import_rows");
+
+    // `get` from a second shell: what the dashboard last recorded, said to be from the ledger.
+    let got = tr.run(&["get", &import[..8]], CLI_LIMIT);
+    assert_eq!(got.code, Some(0), "{got:#?}");
+    assert_eq!(got.json()["taskId"], import.as_str(), "{got:#?}");
+    assert!(got.stderr.contains("from the ledger"), "{got:#?}");
+    let named = tr.run(&["get", "--server", "demo", &import[..8]], CLI_LIMIT);
+    assert_eq!(named.code, Some(0), "{named:#?}");
+
+    // `cancel` from a second shell: through the outbox to the dashboard, which follows it.
+    let cancelled = tr.run(&["cancel", &import[..8]], CLI_LIMIT);
+    assert_eq!(cancelled.code, Some(0), "{cancelled:#?}");
+    assert_eq!(
+        outbox_done(&tr, "cancel"),
+        1,
+        "the cancel went through the outbox"
+    );
+    tmux.wait("the demo task cancelled on the board", |s| {
+        row(s, &import).is_some_and(|l| l.contains("cancelled"))
+    });
+    tmux.quit();
+
+    // A second start replaces the first start's demo tasks rather than adding four more.
+    tmux.launch_dashboard(&tr, "demo");
+    tmux.wait("the demo's tasks again", |s| {
+        s.lines()
+            .any(|l| l.contains("import_rows") && l.contains("working"))
+    });
+    let again = demo_tasks(&tr);
+    assert_eq!(again.len(), 4, "{again:#?}");
+    assert!(again.iter().all(|r| r["taskId"] != import.as_str()));
+    tmux.quit();
+}

@@ -222,6 +222,11 @@ impl Ledger for SqliteLedger {
         self.op(move |l| l.prune_before(cutoff))
     }
 
+    fn remove_unfollowed(&self, server: &ServerId, me: &Owner) -> Op<usize> {
+        let (server, me) = (server.clone(), me.clone());
+        self.op(move |l| l.remove_unfollowed(&server, &me))
+    }
+
     fn canonicalize_servers(&self, canon: Canon) -> Op<usize> {
         self.op(move |l| l.canonicalize_servers(canon))
     }

@@ -14,7 +14,7 @@ use super::db::Db;
 use super::lean::lean_snapshot;
 use super::tx::{from_ms, from_sql_u64, now_ms};
 use crate::ids::{ServerId, TaskId};
-use crate::ledger::{AnsweredKey, EventKind, EventRecord, Origin, TaskRecord, Tombstone};
+use crate::ledger::{AnsweredKey, EventKind, EventRecord, Origin, Owner, TaskRecord, Tombstone};
 use crate::mcp::types::{Era, Task};
 
 /// The columns [`task_from_row`] maps, with the arguments and snapshot columns given.
@@ -285,6 +285,38 @@ impl Db {
             tracing::debug!(deleted, "pruned old terminal tasks from the ledger");
         }
         Ok(deleted)
+    }
+}
+
+impl Db {
+    /// Remove every task of `server` no live process other than `me` follows; how many.
+    pub fn remove_unfollowed(&self, server: &ServerId, me: &Owner) -> anyhow::Result<usize> {
+        let ids: Vec<TaskId> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT task_id FROM tasks WHERE server = ?1")?;
+            let rows = stmt.query_map(params![server], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        let live = self.followed_by_others(server, &ids, me)?;
+        let gone: Vec<&TaskId> = ids.iter().filter(|id| !live.contains(*id)).collect();
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        let tx = self.write_tx()?;
+        let (seq, now) = (tx.seq()?, now_ms());
+        for id in &gone {
+            tx.execute(
+                "INSERT INTO removed (seq, server, task_id, at) VALUES (?1, ?2, ?3, ?4)",
+                params![seq, server, id, now],
+            )?;
+            tx.execute(
+                "DELETE FROM tasks WHERE server = ?1 AND task_id = ?2",
+                params![server, id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(gone.len())
     }
 }
 
