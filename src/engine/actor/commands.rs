@@ -150,36 +150,6 @@ impl ServerActor {
         }
     }
 
-    /// A command that needs a connection, on a server this process cannot reach: refused
-    /// and reported (true), or false for the rest (answers and cancels go through the
-    /// outbox; mirroring needs nothing).
-    async fn refuse_unreachable(&mut self, cmd: &EngineCommand, why: &str) -> bool {
-        let reason = format!(
-            "{} cannot be reached from this process: {why}",
-            self.spec.id
-        );
-        match cmd {
-            EngineCommand::CallTool { call_id, tool, .. } => {
-                let result = CallResult::Refused { reason };
-                self.call_done(*call_id, tool.clone(), result).await;
-            }
-            EngineCommand::ListTools { .. } => {
-                self.emit(EngineEvent::ToolsListFailed {
-                    server: self.id(),
-                    error: reason,
-                })
-                .await;
-            }
-            EngineCommand::SignIn { .. }
-            | EngineCommand::SignInRedirect { .. }
-            | EngineCommand::AnswerForeground { .. }
-            | EngineCommand::RecordCreated { .. }
-            | EngineCommand::Track { .. } => self.notice(NoticeLevel::Warn, reason).await,
-            _ => return false,
-        }
-        true
-    }
-
     /// Decide where an answer or a cancel of `task_id` goes. `serving`: we carry out
     /// another process's request (we follow the task).
     async fn route(&mut self, task_id: &TaskId, what: &str, serving: bool) -> Route {
