@@ -101,6 +101,9 @@ fn tasks_of_unconfigured_and_stdio_servers_are_on_the_board_and_cancelled_throug
     tmux.wait("only the long task", |s| {
         row(s, &sleeping).is_some() && row(s, &finished).is_none()
     });
+    tmux.wait("the selected task said to be followed elsewhere", |s| {
+        s.contains("followed by another process: answers and cancels go to it")
+    });
     tmux.keys(&["c"]);
     tmux.wait("the cancel confirmation", |s| s.contains("Cancel task"));
     tmux.keys(&["y"]);

@@ -33,8 +33,7 @@ impl ServerActor {
             EngineCommand::SignIn { .. }
             | EngineCommand::SignInRedirect { .. }
             | EngineCommand::AnswerForeground { .. }
-            | EngineCommand::RecordCreated { .. }
-            | EngineCommand::Track { .. } => self.notice(NoticeLevel::Warn, reason).await,
+            | EngineCommand::RecordCreated { .. } => self.notice(NoticeLevel::Warn, reason).await,
             _ => return false,
         }
         true

@@ -272,7 +272,15 @@ impl ServerActor {
         let (server, id) = (self.id(), task_id.clone());
         let rec = self.ledger(move |l| l.get(&server, &id)).await.flatten();
         match rec {
+            // Mirrored from the ledger when this process cannot reach the server.
             Some(rec) => self.adopt(rec, true).await,
+            None if self.spec.unreachable.is_some() => {
+                let text = format!(
+                    "task {task_id} is not in the ledger, and {} cannot be reached from here",
+                    self.spec.id
+                );
+                self.notice(NoticeLevel::Warn, text).await;
+            }
             None => {
                 let tr = TrackedTask {
                     provisional: true,
