@@ -350,6 +350,10 @@ pub enum EngineEvent {
         push: bool,
         server_name: Option<String>,
     },
+    /// A server met in the ledger's history, not connected to: nothing of it is live.
+    ServerIdle {
+        server: ServerId,
+    },
     /// The task left the ledger (another process pruned it): it is no longer shown.
     TaskRemoved {
         server: ServerId,

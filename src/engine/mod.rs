@@ -40,6 +40,9 @@ pub struct ServerSpec {
     /// mirrors what the ledger records of its tasks, and leaves answers and cancels in
     /// the outbox for the process that follows each task.
     pub unreachable: Option<String>,
+    /// Connect only once there is a live task to follow or a command for the server (a
+    /// server met in the ledger's history: its finished tasks need no connection).
+    pub lazy: bool,
 }
 
 /// A connection and the pushes of its server, as [`McpClient::connect`] returns them.
@@ -75,6 +78,7 @@ impl ServerSpec {
             read_only: false,
             connector: None,
             unreachable: None,
+            lazy: false,
         }
     }
 

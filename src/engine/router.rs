@@ -70,7 +70,7 @@ impl Router {
     /// it, else one that only mirrors the ledger (every task is shown, whoever follows it).
     fn spec_of(&self, server: &ServerId) -> ServerSpec {
         match self.cfg.resolve.as_ref().and_then(|r| (r.0)(server)) {
-            Some(spec) if spec.id == *server => spec,
+            Some(spec) if spec.id == *server => ServerSpec { lazy: true, ..spec },
             _ => ServerSpec::unreachable(server.clone()),
         }
     }

@@ -31,6 +31,8 @@ pub enum Health {
     /// Not reachable from this process (why, in words): its tasks are shown as the ledger
     /// has them, and answers and cancels go to the process that follows each task.
     Elsewhere(String),
+    /// Met in the ledger's history only: not connected while none of its tasks is live.
+    Idle,
 }
 
 /// What the server can do for push, as far as it has shown.
@@ -119,6 +121,7 @@ impl ServerState {
             } => format!("{reason} (retry #{n})"),
             Health::Reconnecting { attempt } => format!("reconnecting (#{attempt})"),
             Health::Disabled(why) => format!("disabled: {why}"),
+            Health::Idle => "not connected: only finished tasks here".into(),
             Health::Elsewhere(why) => {
                 format!("followed by other processes ({why}); answers and cancels go to them")
             }
@@ -211,6 +214,11 @@ impl State {
             .map(|s| self.server_name(&s.id))
             .collect()
     }
+}
+
+/// The engine has nothing live on `server` (met in the ledger's history): not connected.
+pub(super) fn idle(state: &mut State, server: &ServerId) {
+    state.server_mut(server).health = Health::Idle;
 }
 
 /// The engine cannot reach `server` from this process.

@@ -208,6 +208,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             server_name,
         } => servers::connected(state, &server, era, push, server_name),
         EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
+        EngineEvent::ServerIdle { server } => servers::idle(state, &server),
         EngineEvent::TaskRemoved { server, task_id } => {
             rows::removed(state, &TaskKey::new(&server, &task_id), now)
         }

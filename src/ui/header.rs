@@ -96,6 +96,7 @@ impl Widget for Header<'_> {
                         Health::Reconnecting { .. } => ("◌", theme.degraded),
                         Health::Disabled(_) => ("✖", theme.error),
                         Health::Elsewhere(_) => ("◇", theme.dim),
+                        Health::Idle => ("·", theme.dim),
                     };
                     (dot, s.health_text(), style)
                 }

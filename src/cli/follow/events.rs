@@ -42,7 +42,8 @@ impl Follower {
             | EngineEvent::SignedIn { .. }
             | EngineEvent::SignInFailed { .. }
             | EngineEvent::ServerUnreachable { .. }
-            | EngineEvent::TaskRemoved { .. } => {}
+            | EngineEvent::TaskRemoved { .. }
+            | EngineEvent::ServerIdle { .. } => {}
             EngineEvent::Reconnecting {
                 server,
                 attempt,

@@ -46,6 +46,7 @@ impl ServerActor {
             if self.queued.len() < 1024 {
                 self.queued.push(cmd);
             }
+            self.ensure_connecting();
             return;
         }
         match cmd {
@@ -239,6 +240,7 @@ impl ServerActor {
         let client = match route {
             Route::Send(c) => c,
             Route::Wait => {
+                self.ensure_connecting();
                 if self.queued.len() < 1024 {
                     self.queued.push(EngineCommand::Answer {
                         server: self.id(),
@@ -319,6 +321,7 @@ impl ServerActor {
         let client = match self.route(&task_id, "cancel", request.is_some()).await {
             Route::Send(c) => c,
             Route::Wait => {
+                self.ensure_connecting();
                 if self.queued.len() < 1024 {
                     self.queued.push(EngineCommand::Cancel {
                         server: self.id(),

@@ -39,6 +39,14 @@ impl ServerActor {
         true
     }
 
+    /// Connect now unless connected, connecting or unreachable (a lazy actor's first
+    /// connection, when it has something to do).
+    pub(super) fn ensure_connecting(&mut self) {
+        if self.client.is_none() && !self.connecting && self.spec.unreachable.is_none() {
+            self.start_connect(Duration::ZERO);
+        }
+    }
+
     pub(super) fn start_connect(&mut self, delay: Duration) {
         if self.connecting {
             return;

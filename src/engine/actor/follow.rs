@@ -93,6 +93,7 @@ impl ServerActor {
         .await;
         self.report_note(&task_id).await;
         if follow {
+            self.ensure_connecting();
             if let Some(s) = session {
                 self.join_session(s).await;
             }

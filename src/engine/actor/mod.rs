@@ -307,7 +307,12 @@ impl ServerActor {
             self.resume_from_ledger().await;
         }
         if self.spec.unreachable.is_none() {
-            self.start_connect(Duration::ZERO);
+            if !self.spec.lazy || !self.followed_ids().is_empty() {
+                self.start_connect(Duration::ZERO);
+            } else {
+                self.emit(EngineEvent::ServerIdle { server: self.id() })
+                    .await;
+            }
         }
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
