@@ -51,6 +51,20 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
         resolve: Some(ctx.resolver()),
         ..ctx.engine_config()
     };
+    if demo {
+        // The demo's tasks of earlier runs died with their demo server: they go, so the
+        // ledger does not grow by four tasks a start (a demo another shell runs now keeps
+        // its own, which it follows).
+        let demo_id = &servers[0];
+        match ledger
+            .remove_unfollowed(demo_id, &crate::ledger::Owner::new())
+            .await
+        {
+            Ok(n) if n > 0 => tracing::info!(n, "removed the demo tasks of earlier runs"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("ledger: removing earlier demo tasks failed: {e:#}"),
+        }
+    }
     let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);
     if demo {
         start_demo_tasks(&engine, &servers[0]).await;

@@ -186,7 +186,10 @@ pub type Rows = indexmap::IndexMap<TaskKey, TaskRow, KeyHasher>;
 #[derive(Debug)]
 pub struct State {
     pub servers: Vec<ServerState>,
+    /// Every row ever shown (rows are never taken out: their positions name them); those
+    /// the ledger no longer has are marked `removed` and counted in `removed_rows`.
     pub tasks: Rows,
+    pub removed_rows: usize,
     pub board: Board,
     pub modals: Vec<Modal>,
     pub notices: Vec<Notice>,
@@ -222,6 +225,7 @@ impl State {
         State {
             servers: servers.into_iter().map(ServerState::new).collect(),
             tasks: Rows::default(),
+            removed_rows: 0,
             board: Board::default(),
             modals: Vec::new(),
             notices: Vec::new(),

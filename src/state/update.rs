@@ -211,6 +211,13 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             server_name,
         } => servers::connected(state, &server, era, push, server_name),
         EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
+        EngineEvent::ServerIdle { server } => servers::idle(state, &server),
+        EngineEvent::TaskRemoved { server, task_id } => {
+            rows::removed(state, &TaskKey::new(&server, &task_id), now)
+        }
+        EngineEvent::ServerUnreachable { server, why } => {
+            servers::unreachable(state, &server, &why)
+        }
         EngineEvent::ServerDegraded { server, reason } => {
             servers::degraded(state, &server, &reason);
             new_task::server_failing(state, &server);

@@ -7,6 +7,7 @@
 mod support;
 
 mod board;
+mod every_task;
 mod inbox_and_commands;
 mod input;
 mod restart;

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod board_rows;
 mod dashboard;
 mod escapes;
 mod inbox_and_commands;
