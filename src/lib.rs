@@ -82,4 +82,5 @@ pub mod prompt;
 pub mod proxy;
 pub mod sanitize;
 pub mod state;
+pub mod telemetry;
 pub mod ui;

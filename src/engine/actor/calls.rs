@@ -182,6 +182,9 @@ impl ServerActor {
                 })
                 .await
                 .is_some();
+        if stored {
+            self.keep_trace_context(&task_id);
+        }
         self.emit(EngineEvent::TaskKnown {
             server: self.id(),
             task: KnownTask {

@@ -41,6 +41,7 @@ mod ingest;
 mod outbox;
 mod polling;
 mod signin;
+mod traced;
 
 type Connected = Result<super::Connection, McpError>;
 
@@ -224,6 +225,7 @@ impl ServerActor {
     }
 
     async fn emit(&self, ev: EngineEvent) {
+        self.trace(&ev).await;
         let _ = self.events.send(ev).await;
     }
 
