@@ -260,7 +260,9 @@ pub fn main() -> ExitCode {
 fn start_telemetry(cli: &Cli) {
     if matches!(
         cli.command,
-        Some(Command::ServeDemo(_) | Command::Bench(_) | Command::Completions { .. } | Command::Man)
+        Some(
+            Command::ServeDemo(_) | Command::Bench(_) | Command::Completions { .. } | Command::Man
+        )
     ) {
         return;
     }
@@ -272,7 +274,10 @@ fn start_telemetry(cli: &Cli) {
         Ok(settings) => crate::telemetry::init(settings),
         Err(e) => {
             tracing::warn!("telemetry: {e}");
-            eprintln!("taskrail: telemetry off: {}", crate::sanitize::sanitize_line(&e, 200));
+            eprintln!(
+                "taskrail: telemetry off: {}",
+                crate::sanitize::sanitize_line(&e, 200)
+            );
         }
     }
 }

@@ -33,8 +33,11 @@ pub enum Ended<'a> {
 pub trait RequestTracer: Send + Sync + 'static {
     /// A request is about to go out with these params (an object): the observer may
     /// read `_meta` (a host's `traceparent` handed on by the proxy) and write into it.
-    fn begin(&self, req: &RequestInfo<'_>, params: &mut Map<String, Value>)
-    -> Option<Box<dyn RequestSpan>>;
+    fn begin(
+        &self,
+        req: &RequestInfo<'_>,
+        params: &mut Map<String, Value>,
+    ) -> Option<Box<dyn RequestSpan>>;
 }
 
 /// One request in flight, ended once with how it went.

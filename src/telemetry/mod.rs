@@ -17,8 +17,8 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter,
 };
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 pub use settings::Settings;
@@ -105,7 +105,11 @@ pub fn shutdown() {
         DROPPED.load(Ordering::Relaxed),
     );
     if dropped > 0 {
-        tracing::warn!(sent, dropped, "OTLP: spans dropped (collector unreachable or slow)");
+        tracing::warn!(
+            sent,
+            dropped,
+            "OTLP: spans dropped (collector unreachable or slow)"
+        );
     } else {
         tracing::info!(sent, "OTLP: spans exported");
     }

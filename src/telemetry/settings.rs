@@ -58,7 +58,11 @@ impl std::fmt::Debug for Settings {
 /// Resolve from `lookup` (the environment first, then the config table). `Ok(None)`:
 /// nothing to export (no endpoint, or `OTEL_SDK_DISABLED=true`).
 pub fn resolve(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<Settings>, String> {
-    let get = |k: &str| lookup(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let get = |k: &str| {
+        lookup(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
     if get("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
         return Ok(None);
     }
@@ -70,8 +74,8 @@ pub fn resolve(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<Setting
         (None, Some(base)) => format!("{}/v1/traces", base.trim_end_matches('/')),
         (None, None) => return Ok(None),
     };
-    let parsed = url::Url::parse(&traces_url)
-        .map_err(|e| format!("OTLP endpoint {traces_url:?}: {e}"))?;
+    let parsed =
+        url::Url::parse(&traces_url).map_err(|e| format!("OTLP endpoint {traces_url:?}: {e}"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("OTLP endpoint {traces_url:?}: not http or https"));
     }
@@ -198,7 +202,10 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
             ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b, x=1"),
             ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "X=2"),
-            ("OTEL_RESOURCE_ATTRIBUTES", "service.name=team-proxy,deployment.environment=prod"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "service.name=team-proxy,deployment.environment=prod",
+            ),
             ("OTEL_EXPORTER_OTLP_TIMEOUT", "250"),
         ])
         .unwrap()
@@ -209,7 +216,10 @@ mod tests {
         );
         assert_eq!(s.service_name, "team-proxy");
         assert_eq!(s.timeout, Duration::from_millis(250));
-        assert!(!format!("{s:?}").contains("a b"), "headers are never printed");
+        assert!(
+            !format!("{s:?}").contains("a b"),
+            "headers are never printed"
+        );
     }
 
     #[test]

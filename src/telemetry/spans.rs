@@ -7,9 +7,7 @@
 //! registry keys by task id in memory only.
 
 use opentelemetry::propagation::TextMapPropagator as _;
-use opentelemetry::trace::{
-    Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _,
-};
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Span, Tracer};
@@ -241,7 +239,10 @@ fn fail(span: &mut Span, error_type: String) {
 
 fn set_task_attributes(span: &mut Span, task: &Task) {
     if let Some(ttl) = task.ttl_ms {
-        span.set_attribute(KeyValue::new(key("ttl_ms"), ttl.min(i64::MAX as u64) as i64));
+        span.set_attribute(KeyValue::new(
+            key("ttl_ms"),
+            ttl.min(i64::MAX as u64) as i64,
+        ));
     }
     if let Some(p) = task.poll_interval_ms {
         span.set_attribute(KeyValue::new(
@@ -268,7 +269,12 @@ pub fn task_known(task: &TaskId, started_by: Option<&str>) -> bool {
 
 /// Continue a task another process started: a span under the task's stored context
 /// (`stored`: the detail of its trace event), or a new trace if it has none.
-pub fn task_resumed(task: &TaskId, tool: Option<&str>, started_by: Option<&str>, stored: Option<&Value>) {
+pub fn task_resumed(
+    task: &TaskId,
+    tool: Option<&str>,
+    started_by: Option<&str>,
+    stored: Option<&Value>,
+) {
     let Some(tracer) = TRACER.get() else {
         return;
     };
@@ -316,8 +322,10 @@ pub fn task_updated(task: &Task, pushed: bool) {
         let status = task.status.as_str();
         if t.status.as_deref() != Some(status) {
             t.status = Some(status.to_string());
-            t.span
-                .add_event("status", vec![KeyValue::new(key("status"), status.to_string())]);
+            t.span.add_event(
+                "status",
+                vec![KeyValue::new(key("status"), status.to_string())],
+            );
         }
         set_task_attributes(&mut t.span, task);
         task.status.is_terminal()

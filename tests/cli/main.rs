@@ -13,5 +13,6 @@ mod hostile_server;
 mod hosts;
 mod huge_files;
 mod ledger_rows;
+mod otel;
 mod secrets;
 mod unix_tool;

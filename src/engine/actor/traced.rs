@@ -52,17 +52,17 @@ impl ServerActor {
         if !telemetry::task_known(id, task.started_by.as_deref()) {
             return;
         }
-        let finished = task.end.is_some()
-            || task
-                .last
-                .as_ref()
-                .is_some_and(|t| t.status.is_terminal());
+        let finished =
+            task.end.is_some() || task.last.as_ref().is_some_and(|t| t.status.is_terminal());
         if finished {
             return;
         }
         // Read directly (a failure only means a new trace): `ledger()` reports failures
         // through `emit`, which comes back here.
-        let read = self.ledger.as_deref().map(|l| l.timeline(&self.spec.id, id));
+        let read = self
+            .ledger
+            .as_deref()
+            .map(|l| l.timeline(&self.spec.id, id));
         let timeline = match read {
             Some(op) => op.await.unwrap_or_default(),
             None => Vec::new(),
