@@ -15,7 +15,12 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
     ("ids", &["sanitize"], false),
     ("mcp", &["ids", "sanitize", "paths"], false),
     ("ledger", &["ids", "sanitize", "mcp"], false),
-    ("engine", &["ids", "sanitize", "mcp", "ledger"], false),
+    ("telemetry", &["ids", "sanitize", "mcp"], false),
+    (
+        "engine",
+        &["ids", "sanitize", "mcp", "ledger", "telemetry"],
+        false,
+    ),
     ("state", &["ids", "sanitize", "mcp", "engine"], false),
     (
         "config",
@@ -54,7 +59,7 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
         "cli",
         &[
             "ids", "sanitize", "paths", "mcp", "ledger", "engine", "state", "config", "ui", "app",
-            "demo", "bench", "proxy", "prompt",
+            "demo", "bench", "proxy", "prompt", "telemetry",
         ],
         false,
     ),
