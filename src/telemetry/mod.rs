@@ -8,6 +8,7 @@
 //! never export a task id (not in names, attributes or events) nor a session id, and
 //! must never make a command wait on a collector beyond one export timeout at exit.
 
+mod client;
 pub mod settings;
 mod spans;
 
@@ -65,6 +66,7 @@ fn build(s: &Settings) -> Result<SdkTracerProvider, String> {
         .with_timeout(s.timeout)
         .with_headers(s.headers.iter().cloned().collect())
         .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
+        .with_http_client(client::LazyClient::start(s.timeout))
         .build()
         .map_err(|e| e.to_string())?;
     let batch = BatchConfigBuilder::default()
