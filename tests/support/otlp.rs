@@ -12,18 +12,21 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message as _;
 
+/// Each request received: its path and raw body.
+type Bodies = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// The receiver, listening until dropped with the test.
 pub struct Receiver {
     /// The base endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub endpoint: String,
-    bodies: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    bodies: Bodies,
 }
 
 impl Receiver {
     pub fn start() -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
         let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
-        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let bodies: Bodies = Arc::new(Mutex::new(Vec::new()));
         let keep = bodies.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
