@@ -274,10 +274,7 @@ fn start_telemetry(cli: &Cli) {
         Ok(settings) => crate::telemetry::init(settings),
         Err(e) => {
             tracing::warn!("telemetry: {e}");
-            eprintln!(
-                "taskrail: telemetry off: {}",
-                crate::sanitize::sanitize_line(&e, 200)
-            );
+            output::say_line(format_args!("taskrail: telemetry off: {e}"));
         }
     }
 }
