@@ -9,17 +9,20 @@
 //! must never make a command wait on a collector beyond one export timeout at exit.
 
 mod client;
+mod metrics;
 pub mod settings;
 mod spans;
 
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_http::HttpClient;
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter,
 };
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use settings::Settings;
@@ -33,7 +36,11 @@ pub const PREFIX: &str = "taskrail.task.";
 /// The most spans waiting for export; more are dropped (and counted), never waited for.
 const MAX_QUEUE: usize = 2048;
 
-static PROVIDER: Mutex<Option<(SdkTracerProvider, Duration)>> = Mutex::new(None);
+/// What runs while exporting: the tracer, the meter (when a metrics endpoint is known),
+/// and the export timeout.
+type Running = (SdkTracerProvider, Option<SdkMeterProvider>, Duration);
+
+static PROVIDER: Mutex<Option<Running>> = Mutex::new(None);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 static EXPORTED: AtomicU64 = AtomicU64::new(0);
 
@@ -43,30 +50,86 @@ pub fn init(settings: Option<Settings>) {
     let Some(s) = settings else {
         return;
     };
-    match build(&s) {
-        Ok(provider) => {
-            let tracer = provider.tracer("taskrail");
-            spans::install(tracer);
-            tracing::info!(url = %s.traces_url, "exporting traces over OTLP");
-            *PROVIDER.lock().unwrap_or_else(|e| e.into_inner()) = Some((provider, s.timeout));
-        }
-        Err(e) => tracing::warn!("OTLP export not started: {e}"),
+    let client: Arc<dyn HttpClient> = Arc::new(client::LazyClient::start(s.timeout));
+    let resource = resource(&s);
+    let tracer = match build(&s, &client, resource.clone()) {
+        Ok(provider) => provider,
+        Err(e) => return tracing::warn!("OTLP export not started: {e}"),
+    };
+    let meter =
+        s.metrics_url
+            .as_deref()
+            .and_then(|url| match build_meter(&s, url, &client, resource) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    tracing::warn!("OTLP metrics not started: {e}");
+                    None
+                }
+            });
+    spans::install(tracer.tracer("taskrail"));
+    if let Some(m) = &meter {
+        metrics::install(m);
+    }
+    tracing::info!(url = %s.traces_url, metrics = meter.is_some(), "exporting over OTLP");
+    *PROVIDER.lock().unwrap_or_else(|e| e.into_inner()) = Some((tracer, meter, s.timeout));
+}
+
+fn resource(s: &Settings) -> opentelemetry_sdk::Resource {
+    opentelemetry_sdk::Resource::builder()
+        .with_attributes(
+            s.resource
+                .iter()
+                .map(|(k, v)| opentelemetry::KeyValue::new(k.clone(), v.clone())),
+        )
+        .with_service_name(s.service_name.clone())
+        .build()
+}
+
+fn protocol(s: &Settings) -> opentelemetry_otlp::Protocol {
+    match s.protocol {
+        settings::Protocol::Protobuf => opentelemetry_otlp::Protocol::HttpBinary,
+        settings::Protocol::Json => opentelemetry_otlp::Protocol::HttpJson,
     }
 }
 
-fn build(s: &Settings) -> Result<SdkTracerProvider, String> {
-    let protocol = match s.protocol {
-        settings::Protocol::Protobuf => opentelemetry_otlp::Protocol::HttpBinary,
-        settings::Protocol::Json => opentelemetry_otlp::Protocol::HttpJson,
-    };
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
+fn build_meter(
+    s: &Settings,
+    url: &str,
+    client: &Arc<dyn HttpClient>,
+    resource: opentelemetry_sdk::Resource,
+) -> Result<SdkMeterProvider, String> {
+    let exporter = opentelemetry_otlp::MetricExporter::builder()
         .with_http()
-        .with_endpoint(s.traces_url.clone())
-        .with_protocol(protocol)
+        .with_endpoint(url.to_string())
+        .with_protocol(protocol(s))
         .with_timeout(s.timeout)
         .with_headers(s.headers.iter().cloned().collect())
         .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
-        .with_http_client(client::LazyClient::start(s.timeout))
+        .with_shared_http_client(client.clone())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let reader = PeriodicReader::builder(exporter)
+        .with_interval(Duration::from_secs(30))
+        .build();
+    Ok(SdkMeterProvider::builder()
+        .with_reader(reader)
+        .with_resource(resource)
+        .build())
+}
+
+fn build(
+    s: &Settings,
+    client: &Arc<dyn HttpClient>,
+    resource: opentelemetry_sdk::Resource,
+) -> Result<SdkTracerProvider, String> {
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(s.traces_url.clone())
+        .with_protocol(protocol(s))
+        .with_timeout(s.timeout)
+        .with_headers(s.headers.iter().cloned().collect())
+        .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
+        .with_shared_http_client(client.clone())
         .build()
         .map_err(|e| e.to_string())?;
     let batch = BatchConfigBuilder::default()
@@ -75,14 +138,6 @@ fn build(s: &Settings) -> Result<SdkTracerProvider, String> {
         .build();
     let processor = BatchSpanProcessor::builder(Counting(exporter))
         .with_batch_config(batch)
-        .build();
-    let resource = opentelemetry_sdk::Resource::builder()
-        .with_attributes(
-            s.resource
-                .iter()
-                .map(|(k, v)| opentelemetry::KeyValue::new(k.clone(), v.clone())),
-        )
-        .with_service_name(s.service_name.clone())
         .build();
     Ok(SdkTracerProvider::builder()
         .with_span_processor(processor)
@@ -93,15 +148,26 @@ fn build(s: &Settings) -> Result<SdkTracerProvider, String> {
 /// End the spans still open (their tasks run on: a later process continues the trace)
 /// and send what is queued, waiting at most one export timeout.
 pub fn shutdown() {
-    let Some((provider, timeout)) = PROVIDER.lock().unwrap_or_else(|e| e.into_inner()).take()
+    let Some((provider, meter, timeout)) =
+        PROVIDER.lock().unwrap_or_else(|e| e.into_inner()).take()
     else {
         return;
     };
     spans::close_all();
     let started = std::time::Instant::now();
-    if let Err(e) = provider.shutdown_with_timeout(timeout) {
-        tracing::warn!("OTLP export at exit: {e}");
-    }
+    // Both at once: a collector that hangs costs one timeout, not two.
+    std::thread::scope(|scope| {
+        if let Some(meter) = &meter {
+            scope.spawn(move || {
+                if let Err(e) = meter.shutdown_with_timeout(timeout) {
+                    tracing::warn!("OTLP metrics at exit: {e}");
+                }
+            });
+        }
+        if let Err(e) = provider.shutdown_with_timeout(timeout) {
+            tracing::warn!("OTLP export at exit: {e}");
+        }
+    });
     let (sent, dropped) = (
         EXPORTED.load(Ordering::Relaxed),
         DROPPED.load(Ordering::Relaxed),

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 /// Every key taskrail reads, as the variable is spelled (the config table takes them
 /// too, in either case).
-pub const KEYS: [&str; 10] = [
+pub const KEYS: [&str; 11] = [
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
     "OTEL_EXPORTER_OTLP_PROTOCOL",
     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
     "OTEL_EXPORTER_OTLP_HEADERS",
@@ -36,6 +37,8 @@ pub enum Protocol {
 pub struct Settings {
     /// The full URL spans are POSTed to (`…/v1/traces`).
     pub traces_url: String,
+    /// Where metrics go (`…/v1/metrics`); none when only a traces endpoint is given.
+    pub metrics_url: Option<String>,
     pub protocol: Protocol,
     /// Extra request headers (often a secret: never logged).
     pub headers: Vec<(String, String)>,
@@ -74,10 +77,15 @@ pub fn resolve(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<Setting
         (None, Some(base)) => format!("{}/v1/traces", base.trim_end_matches('/')),
         (None, None) => return Ok(None),
     };
-    let parsed =
-        url::Url::parse(&traces_url).map_err(|e| format!("OTLP endpoint {traces_url:?}: {e}"))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("OTLP endpoint {traces_url:?}: not http or https"));
+    let metrics_url = get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT").or_else(|| {
+        get("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .map(|base| format!("{}/v1/metrics", base.trim_end_matches('/')))
+    });
+    for u in std::iter::once(&traces_url).chain(metrics_url.as_ref()) {
+        let parsed = url::Url::parse(u).map_err(|e| format!("OTLP endpoint {u:?}: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("OTLP endpoint {u:?}: not http or https"));
+        }
     }
     let protocol = match get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
         .or_else(|| get("OTEL_EXPORTER_OTLP_PROTOCOL"))
@@ -114,6 +122,7 @@ pub fn resolve(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<Setting
     };
     Ok(Some(Settings {
         traces_url,
+        metrics_url,
         protocol,
         headers,
         service_name,
@@ -182,6 +191,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(s.traces_url, "http://c:4318/v1/traces");
+        assert_eq!(s.metrics_url.as_deref(), Some("http://c:4318/v1/metrics"));
         assert_eq!(s.protocol, Protocol::Protobuf);
         assert_eq!(s.service_name, "taskrail");
         assert_eq!(s.timeout, DEFAULT_TIMEOUT);

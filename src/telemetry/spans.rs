@@ -28,6 +28,8 @@ static OPEN: Mutex<Option<HashMap<String, OpenTask>>> = Mutex::new(None);
 /// A task's span while the task runs.
 struct OpenTask {
     span: Span,
+    /// Its server's address, for the tasks gauge.
+    server: String,
     status: Option<String>,
     polls: u64,
     pushes: u64,
@@ -55,9 +57,27 @@ fn take_open(task: &str) -> Option<OpenTask> {
 }
 
 fn put_open(task: String, t: OpenTask) {
+    super::metrics::task_status(&task, &t.server, t.status.as_deref().or(Some("unknown")));
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(mut old) = open.get_or_insert_with(HashMap::new).insert(task, t) {
         old.span.end();
+    }
+}
+
+/// What the metrics call a server: its host and port, or `stdio`.
+pub fn server_address(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::Http { url } => url::Url::parse(url)
+            .ok()
+            .and_then(|u| {
+                let host = u.host_str()?.to_string();
+                Some(match u.port_or_known_default() {
+                    Some(p) => format!("{host}:{p}"),
+                    None => host,
+                })
+            })
+            .unwrap_or_default(),
+        Endpoint::Stdio { .. } => "stdio".to_string(),
     }
 }
 
@@ -174,10 +194,20 @@ impl RequestTracer for Hook {
             .start_with_context(tracer, &parent);
         let cx = Context::new().with_remote_span_context(span.span_context().clone());
         inject(&cx, meta);
+        let mut measure = vec![KeyValue::new("mcp.method.name", req.method.to_string())];
+        if let Some(t) = &tool {
+            measure.push(KeyValue::new("gen_ai.tool.name", sanitize_line(t, 64)));
+        }
+        measure.push(KeyValue::new(
+            "server.address",
+            server_address(req.endpoint),
+        ));
         Some(Box::new(Request {
             span,
             method: req.method.to_string(),
             task,
+            started: std::time::Instant::now(),
+            measure,
         }))
     }
 }
@@ -187,6 +217,9 @@ struct Request {
     span: Span,
     method: String,
     task: Option<String>,
+    started: std::time::Instant,
+    /// The duration histogram's attributes.
+    measure: Vec<KeyValue>,
 }
 
 impl RequestSpan for Request {
@@ -195,38 +228,59 @@ impl RequestSpan for Request {
             mut span,
             method,
             task,
+            started,
+            mut measure,
         } = *self;
         if let (Some(task), "tasks/get") = (&task, method.as_str()) {
             with_open(task, |t| t.polls += 1);
         }
-        match ended {
+        let mut created = None;
+        let error_type = match ended {
             Ended::Result(v) if method == "tools/call" => match decode_call_result(v) {
-                // The call made a task: its span lives on until the task ends.
-                Ok(CallOutcome::Task(created)) => {
-                    set_task_attributes(&mut span, &created);
-                    let status = created.status.as_str().to_string();
-                    span.add_event("status", vec![KeyValue::new(key("status"), status.clone())]);
-                    let id = created.task_id.as_str().to_string();
-                    let open = OpenTask {
-                        span,
-                        status: Some(status),
-                        polls: 0,
-                        pushes: 0,
-                        inputs: 0,
-                    };
-                    return put_open(id, open);
+                Ok(CallOutcome::Task(task)) => {
+                    created = Some(task);
+                    None
                 }
                 Ok(CallOutcome::Complete(result)) => {
-                    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-                        fail(&mut span, "tool_error".to_string());
-                    }
+                    (result.get("isError").and_then(Value::as_bool) == Some(true))
+                        .then(|| "tool_error".to_string())
                 }
-                Ok(CallOutcome::InputRequired { .. }) => span.add_event("input_requested", vec![]),
-                Err(_) => fail(&mut span, "invalid_result".to_string()),
+                Ok(CallOutcome::InputRequired { .. }) => {
+                    span.add_event("input_requested", vec![]);
+                    None
+                }
+                Err(_) => Some("invalid_result".to_string()),
             },
-            Ended::Result(_) => {}
-            Ended::Error(code) => fail(&mut span, code.to_string()),
-            Ended::Failed => fail(&mut span, "transport_error".to_string()),
+            Ended::Result(_) => None,
+            Ended::Error(code) => Some(code.to_string()),
+            Ended::Failed => Some("transport_error".to_string()),
+        };
+        if let Some(e) = &error_type {
+            measure.push(KeyValue::new("error.type", e.clone()));
+        }
+        super::metrics::request(started.elapsed().as_secs_f64(), &measure);
+        // The call made a task: its span lives on until the task ends.
+        if let Some(created) = created {
+            set_task_attributes(&mut span, &created);
+            let status = created.status.as_str().to_string();
+            span.add_event("status", vec![KeyValue::new(key("status"), status.clone())]);
+            let server = measure
+                .iter()
+                .find(|kv| kv.key.as_str() == "server.address")
+                .map(|kv| kv.value.to_string())
+                .unwrap_or_default();
+            let open = OpenTask {
+                span,
+                server,
+                status: Some(status),
+                polls: 0,
+                pushes: 0,
+                inputs: 0,
+            };
+            return put_open(created.task_id.as_str().to_string(), open);
+        }
+        if let Some(e) = error_type {
+            fail(&mut span, e);
         }
         span.end();
     }
@@ -271,6 +325,7 @@ pub fn task_known(task: &TaskId, started_by: Option<&str>) -> bool {
 /// (`stored`: the detail of its trace event), or a new trace if it has none.
 pub fn task_resumed(
     task: &TaskId,
+    server: &Endpoint,
     tool: Option<&str>,
     started_by: Option<&str>,
     stored: Option<&Value>,
@@ -296,6 +351,7 @@ pub fn task_resumed(
         .start_with_context(tracer, &parent);
     let open = OpenTask {
         span,
+        server: server_address(server),
         status: None,
         polls: 0,
         pushes: 0,
@@ -322,6 +378,7 @@ pub fn task_updated(task: &Task, pushed: bool) {
         let status = task.status.as_str();
         if t.status.as_deref() != Some(status) {
             t.status = Some(status.to_string());
+            super::metrics::task_status(id, &t.server, Some(status));
             t.span.add_event(
                 "status",
                 vec![KeyValue::new(key("status"), status.to_string())],
@@ -365,6 +422,7 @@ pub fn task_ended(task: &TaskId, why: &str) {
 }
 
 fn finish(task: &str, error_type: Option<String>) {
+    super::metrics::task_status(task, "", None);
     let Some(mut t) = take_open(task) else {
         return;
     };

@@ -146,6 +146,19 @@ fn a_task_is_one_client_span_with_its_requests_as_children() {
         attr(&rx.resource(), "service.name").as_deref(),
         Some("otel-test")
     );
+    // Metrics through the same collector: the conventions' request duration histogram.
+    let metrics = rx.metrics();
+    let duration = metrics
+        .iter()
+        .find(|(name, _)| name == "mcp.client.operation.duration")
+        .unwrap_or_else(|| panic!("the duration histogram: {metrics:?}"));
+    assert!(
+        duration.1.iter().any(|p| {
+            attr(p, "mcp.method.name").as_deref() == Some("tools/call")
+                && attr(p, "gen_ai.tool.name").as_deref() == Some("render_report")
+        }),
+        "{duration:?}"
+    );
     assert_no_task_id(&rx, &tr);
 }
 
@@ -199,6 +212,19 @@ fn a_task_resumed_by_a_later_process_continues_its_trace() {
         attr(&first.attributes, "taskrail.task.unfinished").as_deref(),
         Some("true"),
         "the first process ends its span without a verdict"
+    );
+    // At its exit the first process still followed the task: the gauge counted it.
+    let gauge: Vec<_> = rx
+        .metrics()
+        .into_iter()
+        .filter(|(name, _)| name == "taskrail.tasks")
+        .flat_map(|(_, points)| points)
+        .collect();
+    assert!(
+        gauge
+            .iter()
+            .any(|p| attr(p, "taskrail.task.status").as_deref() == Some("working")),
+        "tasks by status: {gauge:?}"
     );
     let watch = tr.run(&["watch", "-s", &server.url, &id], LIMIT);
     assert_eq!(watch.code, Some(0), "{watch:#?}");

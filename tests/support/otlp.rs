@@ -59,6 +59,37 @@ impl Receiver {
             .collect()
     }
 
+    /// Every metric received so far, decoded: (name, attribute sets of its data points).
+    pub fn metrics(&self) -> Vec<(String, Vec<Vec<KeyValue>>)> {
+        use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+        use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+        self.bodies()
+            .iter()
+            .filter(|(path, _)| path == "/v1/metrics")
+            .flat_map(|(_, body)| {
+                let req = ExportMetricsServiceRequest::decode(body.as_slice())
+                    .expect("a valid ExportMetricsServiceRequest");
+                req.resource_metrics
+                    .into_iter()
+                    .flat_map(|r| r.scope_metrics)
+                    .flat_map(|s| s.metrics)
+                    .map(|m| {
+                        let points = match m.data {
+                            Some(Data::Histogram(h)) => {
+                                h.data_points.into_iter().map(|p| p.attributes).collect()
+                            }
+                            Some(Data::Gauge(g)) => {
+                                g.data_points.into_iter().map(|p| p.attributes).collect()
+                            }
+                            _ => Vec::new(),
+                        };
+                        (m.name, points)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// The resource attributes of the first batch.
     pub fn resource(&self) -> Vec<KeyValue> {
         let bodies = self.bodies();

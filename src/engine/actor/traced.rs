@@ -74,6 +74,7 @@ impl ServerActor {
             .map(|e| e.detail);
         telemetry::task_resumed(
             id,
+            &self.spec.endpoint,
             task.tool.as_deref(),
             task.started_by.as_deref(),
             stored.as_ref(),
