@@ -29,7 +29,8 @@ pub(super) fn install(provider: &SdkMeterProvider) {
         .with_boundaries(BUCKETS.to_vec())
         .build();
     let _ = DURATION.set(histogram);
-    let gauge = meter
+    // The callback stays registered with the provider: the handle itself is not needed.
+    let _gauge = meter
         .i64_observable_gauge("taskrail.tasks")
         .with_description("Tasks this process follows, by server and status")
         .with_callback(|observer| {
@@ -50,8 +51,6 @@ pub(super) fn install(provider: &SdkMeterProvider) {
             }
         })
         .build();
-    // The instrument lives as long as the provider.
-    std::mem::forget(gauge);
 }
 
 /// One request took `seconds`.
