@@ -90,10 +90,10 @@ impl Receiver {
             .collect()
     }
 
-    /// The resource attributes of the first batch.
+    /// The resource attributes of the first batch of spans.
     pub fn resource(&self) -> Vec<KeyValue> {
         let bodies = self.bodies();
-        let Some((_, body)) = bodies.first() else {
+        let Some((_, body)) = bodies.iter().find(|(path, _)| path == "/v1/traces") else {
             return Vec::new();
         };
         let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid");
