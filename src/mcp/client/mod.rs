@@ -31,6 +31,7 @@ mod held;
 mod inbound;
 mod passthrough;
 mod tasks;
+mod traced;
 
 /// A connected MCP server.
 pub struct McpClient {
@@ -341,31 +342,6 @@ impl McpClient {
         };
         super::trace_hook::end(span, &reply);
         reply?.map_err(|e| McpError::from_rpc(&e, method.starts_with("tasks/")))
-    }
-
-    /// Tell the request observer (tracing) that `params` are about to go out.
-    pub(super) fn trace_begin(
-        &self,
-        era: Era,
-        method: &str,
-        params: &mut Value,
-    ) -> Option<Box<dyn super::trace_hook::RequestSpan>> {
-        let version = self
-            .info
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|i| i.protocol_version.clone())
-            .unwrap_or_else(|| match era {
-                Era::Modern => MODERN_VERSION.to_string(),
-                Era::Legacy => String::new(),
-            });
-        let req = super::trace_hook::RequestInfo {
-            method,
-            protocol_version: &version,
-            endpoint: &self.endpoint,
-        };
-        super::trace_hook::begin(&req, params)
     }
 
     /// The tag of the call whose reply stream carried a server message. A message on no
