@@ -18,9 +18,13 @@
 //!   May import `ids`, `sanitize`, `paths`.
 //! - `ledger` — everything durable (SQLite): tasks, timeline, leases, outbox, sessions, the
 //!   change feed other processes read. May import `ids`, `sanitize`, `mcp`.
+//! - `telemetry` — OpenTelemetry export over OTLP (only when the `OTEL_*` variables or the
+//!   config's `[telemetry]` say where): a task is one span, each request a child span, W3C
+//!   trace context in `_meta` (through `mcp::trace_hook`); never a task id. May import `ids`,
+//!   `sanitize`, `mcp`.
 //! - `engine` — one actor per server (push first, paced polling, intents), the router and the
 //!   feed; emits `EngineEvent`s, takes `EngineCommand`s. May import `ids`, `sanitize`, `mcp`,
-//!   `ledger`.
+//!   `ledger`, `telemetry`.
 //! - `state` — `State`, `Msg`, `Effect` and the pure reducer `update`. May import `ids`,
 //!   `sanitize`, `mcp`, `engine` (its event and command types).
 //! - `config` — the user's TOML, themes, keymap overrides, other hosts' config files (pure
@@ -84,4 +88,5 @@ pub mod prompt;
 pub mod proxy;
 pub mod sanitize;
 pub mod state;
+pub mod telemetry;
 pub mod ui;

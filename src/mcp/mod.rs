@@ -23,6 +23,7 @@ pub mod push;
 pub mod sse;
 pub mod stdio;
 pub mod task_rules;
+pub mod trace_hook;
 pub mod transport;
 pub mod types;
 

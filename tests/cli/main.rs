@@ -14,6 +14,7 @@ mod hostile_server;
 mod hosts;
 mod huge_files;
 mod ledger_rows;
+mod otel;
 mod secrets;
 mod sign_ins;
 mod unix_tool;

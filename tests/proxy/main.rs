@@ -9,4 +9,5 @@ mod dashboard;
 mod faults;
 mod hosts;
 mod listener;
+mod otel;
 mod retry;

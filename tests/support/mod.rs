@@ -9,6 +9,7 @@
 //! default `<repo>/.peers`; a missing install is a test failure, never a skip.
 #![allow(dead_code)]
 
+pub mod otlp;
 pub mod tower;
 
 use std::fs::{self, File, OpenOptions};

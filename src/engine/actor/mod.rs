@@ -43,6 +43,7 @@ mod outbox;
 mod polling;
 mod requests;
 mod signin;
+mod traced;
 
 type Connected = Result<super::Connection, McpError>;
 
@@ -220,6 +221,7 @@ impl ServerActor {
     }
 
     async fn emit(&self, ev: EngineEvent) {
+        self.trace(&ev).await;
         let _ = self.events.send(ev).await;
     }
 
