@@ -46,7 +46,7 @@
 //!   `paths`, `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`.
 //! - `cli` — subcommands and the composition root; exit codes. May import `ids`, `sanitize`,
 //!   `paths`, `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`, `bench`,
-//!   `proxy`, `prompt` (everything above but the launcher).
+//!   `proxy`, `prompt`, `telemetry` (everything above but the launcher).
 //!
 //! # Data flow
 //!
