@@ -22,6 +22,7 @@ mod proxy;
 mod proxy_headers;
 mod servers;
 mod task_ref;
+mod wire;
 
 pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};
 
@@ -229,6 +230,10 @@ pub fn main() -> ExitCode {
     crate::mcp::http::install_crypto_provider();
     let cli = Cli::from_args();
     let _guard = logging::init_logging(&cli.global);
+    let dashboard = matches!(cli.command, None | Some(Command::Demo));
+    if let Err(failure) = wire::install(cli.global.wire.as_deref(), dashboard) {
+        return ExitCode::from(failure.report());
+    }
     let runtime = match runtime_for(cli.command.as_ref()) {
         Ok(r) => r,
         Err(e) => {
@@ -250,6 +255,7 @@ pub fn main() -> ExitCode {
         }
     });
     runtime.shutdown_timeout(Duration::from_millis(500));
+    wire::close();
     ExitCode::from(code)
 }
 

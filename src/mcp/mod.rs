@@ -25,6 +25,7 @@ pub mod stdio;
 pub mod task_rules;
 pub mod transport;
 pub mod types;
+pub mod wire;
 
 #[cfg(test)]
 mod decode_tests;
