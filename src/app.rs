@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::{Desktop, NotifyConfig};
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
+use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId, WireHub};
 pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
@@ -188,6 +188,8 @@ pub struct DashboardContext {
     /// Disables cancel, answer and call.
     pub read_only: bool,
     pub settings: DashboardSettings,
+    /// Where the wire view's messages come from (none: the view stays empty).
+    pub wire: Option<Arc<WireHub>>,
 }
 
 impl DashboardContext {
@@ -206,6 +208,7 @@ impl DashboardContext {
             timeline: Arc::new(NoTimeline),
             read_only: false,
             settings: DashboardSettings::default(),
+            wire: None,
         }
     }
 }
@@ -253,6 +256,9 @@ fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static st
 
 /// Engine events folded in at most before the loop looks at input and the screen again.
 const DRAIN_MAX: usize = 512;
+
+/// Wire records queued for the loop (more are dropped by the hub until it catches up).
+const WIRE_QUEUE: usize = 1024;
 
 /// Watches the loop from outside (the `bench` subcommand); the dashboard uses `NoProbe`.
 pub trait Probe {
@@ -368,7 +374,14 @@ where
         timeline,
         read_only,
         settings,
+        wire,
     } = ctx;
+    // The wire view's feed: the hub sends while the view is open (or `--wire` writes).
+    let (wire_tx, mut wire_rx) = mpsc::channel(WIRE_QUEUE);
+    if let Some(hub) = &wire {
+        hub.set_feed(Some(wire_tx));
+    }
+    let mut watching = false;
     let mut state = State::new(servers, read_only, settings.keymap);
     for (server, why) in &disabled {
         state.disable_server(server, why);
@@ -457,6 +470,7 @@ where
                     }
                 },
                 Some(m) = loads.next(), if !loads.is_empty() => m,
+                Some(rec) = wire_rx.recv(), if wire.is_some() => Msg::Wire(rec),
                 permit = commands.reserve(), if !outbox.is_empty() => {
                     match permit {
                         Ok(p) => {
@@ -504,6 +518,13 @@ where
         if relayout {
             let m = viewport(&state, size.width, size.height);
             update(&mut state, m, chrono::Utc::now());
+        }
+        let open = crate::state::wire::is_open(&state);
+        if open != watching {
+            watching = open;
+            if let Some(hub) = &wire {
+                hub.set_watching(open);
+            }
         }
         for fx in effects {
             match fx {

@@ -63,6 +63,7 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
         timeline: Arc::new(LedgerTimeline(ledger)),
         read_only: ctx.read_only,
         settings: extras::dashboard_settings(&ctx.config),
+        wire: wire::hub(),
     };
     let result = crate::app::run_dashboard(dashboard).await;
     stop_engine(engine, join).await;

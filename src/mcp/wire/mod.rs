@@ -69,9 +69,6 @@ pub struct WireRecord {
 /// The largest message handed to the dashboard whole (the file gets every message whole).
 pub const VIEW_MESSAGE_BYTES: usize = 16 * 1024;
 
-/// Records queued for the dashboard before new ones are dropped.
-pub const VIEW_QUEUE: usize = 1024;
-
 /// Where this process's records go: the file of `--wire` and the dashboard's feed.
 #[derive(Default)]
 pub struct WireHub {
