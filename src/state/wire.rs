@@ -62,7 +62,7 @@ impl WireLog {
             seq: self.next_seq,
             time: rec.time,
             method: method_of(&rec.message),
-            summary: sanitize_line(&json_line(&rec.message), SUMMARY_CHARS),
+            summary: sanitize_line(&json_line(body_of(&rec.message)), SUMMARY_CHARS),
             server: server.clone(),
             direction: rec.direction,
             transport: rec.transport,
@@ -94,6 +94,15 @@ impl WireLog {
         out.sort_by_key(|e| std::cmp::Reverse(e.seq));
         out
     }
+}
+
+/// What a list line shows after the method: the params, result or error (the envelope is
+/// in the method column already).
+fn body_of(msg: &Value) -> &Value {
+    ["params", "result", "error"]
+        .iter()
+        .find_map(|k| msg.get(*k))
+        .unwrap_or(msg)
 }
 
 /// `tools/call`, `result #3`, `error #3`.
@@ -311,7 +320,10 @@ fn open_selected(state: &mut State) {
         DocLine::field("message", &e.method),
         DocLine::field(arrow, &e.server),
         DocLine::field("transport", e.transport.as_str()),
-        DocLine::field("time", e.time.to_rfc3339()),
+        DocLine::field(
+            "time",
+            e.time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ),
         DocLine::new(LineKind::Dim, ""),
     ];
     lines.extend(json_lines(&e.message, 2000));

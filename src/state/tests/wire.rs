@@ -55,7 +55,11 @@ fn w_opens_the_view_newest_first_and_the_ring_is_bounded() {
     }
     update(&mut s, request("beta", 9999, "tools/list"), t0());
     let list = methods(&s);
-    assert_eq!(list.len(), RING + 1, "alpha's ring keeps {RING}, beta's one");
+    assert_eq!(
+        list.len(),
+        RING + 1,
+        "alpha's ring keeps {RING}, beta's one"
+    );
     assert_eq!(list[0], "tools/list", "newest first");
     assert_eq!(list[1], format!("m{}", RING + 19));
     assert!(!list.contains(&"m19".to_string()), "the oldest went first");
@@ -116,7 +120,11 @@ fn pause_stands_the_list_still_while_messages_keep_coming() {
         &mut s,
         vec![request("alpha", 4, "third"), request("alpha", 6, "fourth")],
     );
-    assert_eq!(methods(&s), vec!["second", "first"], "paused: nothing new shows");
+    assert_eq!(
+        methods(&s),
+        vec!["second", "first"],
+        "paused: nothing new shows"
+    );
     assert_eq!(wire::arrived_since_pause(&s.wire, view(&s)), 2);
     run(&mut s, vec![code(KeyCode::Char(' '))]);
     assert!(view(&s).paused_at.is_none(), "space goes live again");
