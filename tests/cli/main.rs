@@ -15,3 +15,4 @@ mod huge_files;
 mod ledger_rows;
 mod secrets;
 mod unix_tool;
+mod wire_log;

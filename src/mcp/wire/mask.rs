@@ -4,7 +4,8 @@
 //!
 //! The rule: every string value found under a `taskId` key, anywhere in a message (params,
 //! result, `task.taskId`, `_meta`'s `io.modelcontextprotocol/related-task`, lists of
-//! tasks), is a task id, and so is every id an earlier message named (the last
+//! tasks), and every string of a `taskIds` array (a listen request's filter) is a task id,
+//! and so is every id an earlier message named (the last
 //! [`REMEMBERED`] are kept). Each occurrence of a known id of [`MIN_SUBSTRING`] characters or
 //! more, in any string value or object key, becomes its first 4 characters and `…`; a
 //! shorter id is replaced where a whole string equals it, by `…` alone (its first 4
@@ -79,10 +80,13 @@ fn collect(v: &Value, known: &mut KnownIds) {
     match v {
         Value::Object(map) => {
             for (k, child) in map {
-                if k == "taskId"
-                    && let Value::String(id) = child
-                {
-                    known.learn(id);
+                match (k.as_str(), child) {
+                    ("taskId", Value::String(id)) => known.learn(id),
+                    ("taskIds", Value::Array(ids)) => ids
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .for_each(|id| known.learn(id)),
+                    _ => {}
                 }
                 collect(child, known);
             }
@@ -179,6 +183,15 @@ mod tests {
         assert_eq!(msg["params"]["taskId"], "…");
         assert_eq!(msg["same"], "…");
         assert_eq!(msg["note"], "t7x");
+    }
+
+    #[test]
+    fn a_listen_filter_names_task_ids_too() {
+        let mut known = KnownIds::default();
+        let mut msg = json!({ "method": "subscriptions/listen",
+            "params": { "notifications": { "taskIds": ["ce7a9c29-4ed0-4465-8cb4"] } } });
+        mask(&mut msg, &mut known);
+        assert_eq!(msg["params"]["notifications"]["taskIds"][0], "ce7a…");
     }
 
     #[test]
