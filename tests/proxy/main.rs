@@ -10,3 +10,4 @@ mod faults;
 mod hosts;
 mod listener;
 mod retry;
+mod wire_log;
