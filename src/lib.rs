@@ -1,6 +1,6 @@
 //! taskrail: a terminal dashboard and headless CLI for MCP Tasks. This is the crate map a
 //! contributor reads first; `tests/house/layering.rs` (its `LAYERS` table) is the one authority on
-//! the walls, and this list follows it.
+//! the walls, and `tests/house/crate_map.rs` checks that this list follows it.
 //!
 //! # Layers, in import order
 //!
@@ -9,10 +9,10 @@
 //!
 //! - `sanitize` — display-safe text: strips controls, escape sequences, bidi and zero-width
 //!   characters, bounds lengths by width. Imports nothing of the crate.
-//! - `ids` — identities minted once (`ServerId`, `TaskId`, redacting themselves in logs).
-//!   May import `sanitize`.
 //! - `paths` — where taskrail keeps its files (config, data directory, ledger, log, tokens):
 //!   pure lookups. Imports nothing of the crate.
+//! - `ids` — identities minted once (`ServerId`, `TaskId`, redacting themselves in logs).
+//!   May import `sanitize`.
 //! - `mcp` — the protocol library: JSON-RPC, both eras' types, `task_rules` (acceptance,
 //!   outcome, finished), transports (HTTP JSON/SSE, stdio, bounded readers), `auth` (OAuth).
 //!   May import `ids`, `sanitize`, `paths`.
@@ -40,8 +40,9 @@
 //!   independent check. Imports nothing of the crate.
 //! - `bench` — `taskrail bench …` end-to-end measurements. May import `ids`, `sanitize`,
 //!   `paths`, `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`.
-//! - `cli` — subcommands and the composition root; exit codes. May import everything above
-//!   but `launch`.
+//! - `cli` — subcommands and the composition root; exit codes. May import `ids`, `sanitize`,
+//!   `paths`, `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`, `bench`,
+//!   `proxy`, `prompt` (everything above but the launcher).
 //!
 //! # Data flow
 //!

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The fast lane: what can be checked in a few minutes without the third-party peers, tmux
 # or the network. Format check, clippy on every target, the library's unit tests, the
-# benches compiled (not run), and the fast test binaries: house (the layering rules) and
-# views (the snapshot tests). Exits non-zero if any step fails; `bash tests/run_all.sh`
+# benches compiled (not run), and the fast test binaries: house (layering, import loops,
+# a pure reducer, file size and `//!` lines, the crate map) and views (the snapshot tests). Exits non-zero if any step fails; `bash tests/run_all.sh`
 # runs everything.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -51,9 +51,12 @@ const MAX_INPUT_ROUNDS: usize = 8;
 
 pub async fn tools_call(ctx: &Ctx) -> Reply {
     if ctx.era == HostEra::Modern
-        && let Some(reply) = super::input::resume(ctx).await
+        && let Some(resumed) = super::input::resume(ctx).await
     {
-        return reply;
+        return match resumed {
+            Ok(task_id) => wait_for(ctx, &task_id, 0.0, None).await,
+            Err(e) => Some(Err(e)),
+        };
     }
     let Some(tool) = ctx.params.get("name").and_then(Value::as_str) else {
         return Some(Err(rpc_error(-32602, "tools/call needs a tool name")));

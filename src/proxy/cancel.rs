@@ -14,10 +14,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::host::Outbound;
 use crate::mcp::jsonrpc::RequestId;
+
+/// Messages to the host (JSON-RPC, in order). For stdio every one goes to stdout; over
+/// HTTP each request has its own reply stream, and a session its GET stream.
+pub type Outbound = mpsc::Sender<Value>;
 
 struct Entry {
     id: RequestId,

@@ -1,9 +1,9 @@
 //! One host session: what the host declared (version, client info, capabilities), the
 //! requests the proxy sends it (input it may answer) and their answers, the host's own
-//! requests in flight, and the dispatch of every message it sends.
+//! requests in flight, and the context each of its requests is served in.
 //!
-//! Owns: the host side of the JSON-RPC conversation. Must not talk to the upstream itself
-//! (forwarding, calls and tasks do, in their modules).
+//! Owns: the host side of the JSON-RPC conversation, as data. Must not route a message or
+//! talk to the upstream itself (`dispatch.rs` routes; forwarding, calls and tasks serve).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,13 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::cancel::InFlight;
 use super::era::{self, HostEra};
-use super::{Proxy, meta, rpc_error};
-use crate::mcp::jsonrpc::{self, Incoming, RequestId};
-use crate::mcp::{ErrorObject, MODERN_VERSION, TaskId};
+use super::{Proxy, meta};
+use crate::mcp::jsonrpc::{self, RequestId};
+use crate::mcp::{ErrorObject, TaskId};
 
-/// Messages to the host (JSON-RPC, in order). For stdio every one goes to stdout; over
-/// HTTP each request has its own reply stream, and a session its GET stream.
-pub type Outbound = mpsc::Sender<Value>;
+pub use super::cancel::Outbound;
 
 /// What the host declared when it opened its 2025-era session.
 #[derive(Debug, Clone, Default)]
@@ -228,7 +226,7 @@ impl Host {
     }
 
     /// What an `initialize` request declares about the host's session.
-    fn declare(&self, params: &Value) {
+    pub(super) fn declare(&self, params: &Value) {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let requested = requested.map(|v| &v[..v.len().min(64)]);
         *self.declared.lock().unwrap_or_else(|e| e.into_inner()) = Declared {
@@ -326,7 +324,7 @@ impl Host {
         }
     }
 
-    fn answered(&self, id: &Value, outcome: Answer) {
+    pub(super) fn answered(&self, id: &Value, outcome: Answer) {
         let key = match RequestId::from_value(id) {
             Some(id) => id.to_string(),
             None => return,
@@ -344,65 +342,8 @@ impl Host {
         }
     }
 
-    /// Handle one message from the host; replies go to `out`.
-    pub fn handle(self: &Arc<Self>, proxy: &Arc<Proxy>, msg: Value, out: Outbound) {
-        let raw_id = msg.get("id").cloned();
-        match Incoming::classify(msg) {
-            Ok(Incoming::Request { id, method, params }) => {
-                if method == "initialize" {
-                    // Before anything else is served: requests that follow it see the session.
-                    self.declare(&params);
-                }
-                if method == "logging/setLevel" {
-                    self.wants_logs.store(true, Ordering::Relaxed);
-                }
-                let serving = self.inflight.begin(&id, out.clone());
-                let (cancel, why) = (serving.token.clone(), serving.why.clone());
-                let mut ctx = self.context(proxy.clone(), method, params, out.clone(), cancel);
-                ctx.why = why;
-                proxy.host_declared(&ctx.caps);
-                tokio::spawn(async move {
-                    // A host that goes away (its reply stream closed) is not served further;
-                    // what the request started (a task) keeps running.
-                    let reply = tokio::select! {
-                        r = serve(ctx) => r,
-                        _ = out.closed() => None,
-                    };
-                    drop(serving);
-                    let msg = match reply {
-                        Some(Ok(result)) => jsonrpc::response(&id, result),
-                        Some(Err(e)) => error_message(&id, e),
-                        None => return,
-                    };
-                    let _ = out.send(msg).await;
-                });
-            }
-            Ok(Incoming::Notification { method, params }) => match method.as_str() {
-                "notifications/initialized" => {}
-                "notifications/cancelled" => self.inflight.cancel(&params),
-                _ => {
-                    let proxy = proxy.clone();
-                    tokio::spawn(async move {
-                        super::forward::notification(&proxy, &method, params).await;
-                    });
-                }
-            },
-            Ok(Incoming::Response { id, outcome }) => self.answered(&id, outcome),
-            Err(e) => {
-                tracing::debug!("a malformed message from the host: {e}");
-                if let Some(id) = raw_id.as_ref().and_then(RequestId::from_value) {
-                    let msg =
-                        error_message(&id, rpc_error(-32600, format!("invalid request: {e}")));
-                    let out = out.clone();
-                    tokio::spawn(async move {
-                        let _ = out.send(msg).await;
-                    });
-                }
-            }
-        }
-    }
-
-    fn context(
+    /// The context one request of this host is served in.
+    pub(super) fn context(
         self: &Arc<Self>,
         proxy: Arc<Proxy>,
         method: String,
@@ -443,68 +384,6 @@ impl Host {
             caps,
         }
     }
-}
-
-/// A JSON-RPC error response (with the error's `data` when it has any).
-pub fn error_message(id: &RequestId, e: ErrorObject) -> Value {
-    let mut msg = jsonrpc::error_response(id, e.code, &e.message);
-    if let Some(data) = e.data {
-        msg["error"]["data"] = data;
-    }
-    msg
-}
-
-/// Route one host request.
-async fn serve(ctx: Ctx) -> Reply {
-    if ctx.era == HostEra::Modern && ctx.method != "server/discover" {
-        let asked = meta(&ctx.params)
-            .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if asked != MODERN_VERSION {
-            let mut e = rpc_error(-32022, "Unsupported protocol version");
-            e.data = Some(json!({ "supported": [MODERN_VERSION], "requested": asked }));
-            return Some(Err(e));
-        }
-    }
-    match ctx.method.as_str() {
-        "initialize" => Some(initialize(&ctx).await),
-        "server/discover" => Some(discover(&ctx).await),
-        "ping" => ping(&ctx).await,
-        // Push subscriptions would need the proxy to hold streams open for the host.
-        "subscriptions/listen" => Some(Err(rpc_error(
-            -32601,
-            "subscriptions/listen is not offered by this proxy: poll tasks/get",
-        ))),
-        "tools/call" => super::call::tools_call(&ctx).await,
-        "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" | "tasks/update" => {
-            super::tasks::serve(&ctx).await
-        }
-        _ => super::forward::request(&ctx).await,
-    }
-}
-
-async fn initialize(ctx: &Ctx) -> Answer {
-    let up = ctx.proxy.upstream().await?.info();
-    let version = ctx.host.declared().version.unwrap_or_default();
-    Ok(era::initialize_result(&up, &version))
-}
-
-/// `ping` reaches a 2025-era upstream; a 2026-07-28 one has no `ping`, so it is answered here.
-async fn ping(ctx: &Ctx) -> Reply {
-    let upstream = match ctx.proxy.upstream().await {
-        Ok(c) => c,
-        Err(e) => return Some(Err(e)),
-    };
-    if upstream.era() == crate::mcp::Era::Legacy {
-        return super::forward::request(ctx).await;
-    }
-    Some(Ok(era::shape_result(json!({}), &ctx.era)))
-}
-
-async fn discover(ctx: &Ctx) -> Answer {
-    let up = ctx.proxy.upstream().await?.info();
-    Ok(era::discover_result(&up))
 }
 
 #[cfg(test)]

@@ -383,7 +383,7 @@ async fn on_post(State(server): State<Arc<Server>>, headers: HeaderMap, body: By
         server.stateless(&owner)
     };
     let (tx, mut rx) = mpsc::channel::<Value>(64);
-    host.handle(&server.proxy, msg, tx);
+    super::dispatch::handle(&host, &server.proxy, msg, tx);
     let Some(id) = id.filter(|_| method.is_some()) else {
         // A notification or the answer to one of our requests.
         return StatusCode::ACCEPTED.into_response();

@@ -19,7 +19,7 @@ use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 
 use super::board::TaskView;
-use super::host::{Answer, Ctx, Reply, takes};
+use super::host::{Answer, Ctx, takes};
 use super::rpc_error;
 use crate::mcp::jsonrpc::RequestId;
 use crate::mcp::{CallOutcome, ErrorObject, TaskId, decode_call_result};
@@ -189,9 +189,9 @@ pub fn ask_modern(ctx: &Ctx, view: &TaskView, task_id: &TaskId) -> Option<Value>
 }
 
 /// A retried `tools/call` carrying our `requestState`: its answers go to the task (the
-/// engine sends each key once; one answered in the dashboard meanwhile is ignored), and
-/// the call waits for the task again. `None`: not such a retry.
-pub async fn resume(ctx: &Ctx) -> Option<Reply> {
+/// engine sends each key once; one answered in the dashboard meanwhile is ignored), and the
+/// task to wait for again is returned. `None`: not such a retry.
+pub async fn resume(ctx: &Ctx) -> Option<Result<TaskId, ErrorObject>> {
     let state = ctx.params.get("requestState").and_then(Value::as_str)?;
     if !state.starts_with(RESUME) {
         return None;
@@ -203,10 +203,10 @@ pub async fn resume(ctx: &Ctx) -> Option<Reply> {
         .unwrap_or_else(|e| e.into_inner())
         .remove(state);
     let Some(task_id) = task_id else {
-        return Some(Some(Err(rpc_error(
+        return Some(Err(rpc_error(
             -32602,
             "requestState is unknown or was used already",
-        ))));
+        )));
     };
     let responses: BTreeMap<String, Value> = ctx
         .params
@@ -219,5 +219,5 @@ pub async fn resume(ctx: &Ctx) -> Option<Reply> {
             tracing::debug!(task = %task_id, "an answer from the client was not taken: {e}");
         }
     }
-    Some(super::call::wait_for(ctx, &task_id, 0.0, None).await)
+    Some(Ok(task_id))
 }

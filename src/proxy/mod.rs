@@ -8,11 +8,17 @@
 //! Owns: the host-facing server and the wiring of one engine to the connection it forwards
 //! through. Must not decide task facts (the engine does) and must not import the dashboard
 //! layers (`state`, `ui`, `app`).
+//!
+//! Inside, imports go one way: the host session's data (`cancel`, `host`) at the bottom,
+//! the handlers above it (`attach` owns which upstream task serves a host's call; `call`,
+//! `tasks`, `follow`, `input`, `forward`, `job`, `tracked`), `dispatch` routing a host's
+//! messages to them on top, and the transports (`http`, `stdio`) that feed `dispatch`.
 
 mod attach;
 mod board;
 mod call;
 mod cancel;
+mod dispatch;
 mod era;
 mod follow;
 mod forward;

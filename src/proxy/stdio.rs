@@ -53,7 +53,7 @@ where
                         if let Some(tap) = tap {
                             tap.received(Carrier::HostStdio, &msg);
                         }
-                        host.handle(proxy, msg, out.clone())
+                        super::dispatch::handle(host, proxy, msg, out.clone())
                     }
                     Err(e) => {
                         let reply = error_reply(Value::Null, -32700, &format!("Parse error: {e}"));

@@ -5,11 +5,13 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::scan;
 
 /// Which crate modules each top-level module may import, and whether it may use the
 /// terminal crates.
-const LAYERS: &[(&str, &[&str], bool)] = &[
+pub const LAYERS: &[(&str, &[&str], bool)] = &[
     ("sanitize", &[], false),
     ("paths", &[], false),
     ("ids", &["sanitize"], false),
@@ -63,88 +65,30 @@ const LAYERS: &[(&str, &[&str], bool)] = &[
 /// Crate-level modules every layer may name (the crate root's re-exports and macros).
 const TERMINAL_CRATES: &[&str] = &["ratatui::", "crossterm::"];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// The code of a file without its comments (doc comments name modules freely).
-fn code(text: &str) -> String {
-    text.lines()
-        .map(|l| match l.find("//") {
-            Some(i) if !l[..i].contains('"') => &l[..i],
-            _ => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// `crate::X` references in `text`.
-fn crate_refs(text: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("crate::") {
-        let after = &rest[i + "crate::".len()..];
-        let name: String = after
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        let boundary = i == 0 || {
-            let b = rest.as_bytes()[i - 1];
-            !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
-        };
-        if boundary && !name.is_empty() {
-            out.insert(name);
-        }
-        rest = after;
-    }
-    out
-}
-
-/// Top-level module of a file under `src/` (`src/mcp/http.rs` → `mcp`, `src/app.rs` → `app`).
-fn module_of(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).ok()?;
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let name = first.strip_suffix(".rs").unwrap_or(first);
-    (!matches!(name, "lib" | "main")).then(|| name.to_string())
-}
-
 /// Every layering problem of the tree under `src`, in words.
-fn violations(src: &Path) -> Vec<String> {
+pub fn violations(src: &Path) -> Vec<String> {
     let layers: BTreeMap<&str, (&[&str], bool)> = LAYERS
         .iter()
         .map(|(m, deps, tui)| (*m, (*deps, *tui)))
         .collect();
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut problems = Vec::new();
-    for file in files {
-        let Some(module) = module_of(src, &file) else {
+    for file in scan::files(src) {
+        let Some(module) = file.module.first().cloned() else {
             continue;
         };
-        let text = code(&std::fs::read_to_string(&file).unwrap_or_default());
-        let shown = file
-            .strip_prefix(src)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
+        let shown = &file.rel;
         let Some((allowed, tui)) = layers.get(module.as_str()) else {
             problems.push(format!(
                 "src/{shown}: module `{module}` has no place in the layering table"
             ));
             continue;
         };
-        for dep in crate_refs(&text) {
+        let deps: BTreeSet<String> = scan::crate_paths(&file)
+            .into_iter()
+            .filter_map(|p| p.first().cloned())
+            .collect();
+        for dep in deps {
             if dep == module || !layers.contains_key(dep.as_str()) {
                 continue;
             }
@@ -157,7 +101,7 @@ fn violations(src: &Path) -> Vec<String> {
         }
         if !tui {
             for krate in TERMINAL_CRATES {
-                if text.contains(krate) {
+                if file.code.contains(krate) {
                     problems.push(format!(
                         "src/{shown}: `{module}` must not use `{}`",
                         krate.trim_end_matches(':')
@@ -233,6 +177,11 @@ fn the_check_catches_each_kind_of_breach() {
     write("config/z.rs", "use crate::ui::Theme;\n");
     write("ui/w.rs", "use crate::config::theme;\n");
     write("ledger/v.rs", "use crate::mcp::Task;\n");
+    write(
+        "ledger/u.rs",
+        "use crate::{ids::TaskId, state::{State, Msg}};\n",
+    );
+    write("state/t.rs", "use super::super::ui::Theme;\n");
     write("newthing.rs", "fn f() {}\n");
     let problems = violations(src).join("\n");
     for expected in [
@@ -241,6 +190,8 @@ fn the_check_catches_each_kind_of_breach() {
         "`config` must not import `crate::ui`",
         "import cycle: config → ui → config",
         "module `newthing` has no place",
+        "src/ledger/u.rs: `ledger` must not import `crate::state`",
+        "src/state/t.rs: `state` must not import `crate::ui`",
     ] {
         assert!(
             problems.contains(expected),

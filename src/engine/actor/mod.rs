@@ -40,6 +40,7 @@ mod foreground;
 mod ingest;
 mod outbox;
 mod polling;
+mod requests;
 mod signin;
 
 type Connected = Result<super::Connection, McpError>;
@@ -58,13 +59,6 @@ pub(in crate::engine) enum ActorMsg {
 /// Results of spawned network calls.
 pub(super) enum Internal {
     Connected(Connected),
-    Polled {
-        task_id: TaskId,
-        observed: u64,
-        result: Result<Task, McpError>,
-        latency_ms: u64,
-        source: UpdateSource,
-    },
     ResultFetched {
         task_id: TaskId,
         result: Result<Result<Value, ErrorObject>, McpError>,
@@ -123,7 +117,8 @@ pub(super) struct ServerActor {
     tasks: HashMap<TaskId, Box<TrackedTask>, crate::ids::IdHasher>,
     schedule: Schedule,
     seq: u64,
-    in_flight: usize,
+    /// `tasks/get` requests in flight (their number is the slots taken).
+    requests: requests::Requests,
     internal_tx: mpsc::Sender<Internal>,
     internal_rx: mpsc::Receiver<Internal>,
     listen_ids: watch::Sender<BTreeSet<TaskId>>,
@@ -194,7 +189,7 @@ impl ServerActor {
             tasks: HashMap::default(),
             schedule: Schedule::default(),
             seq: 0,
-            in_flight: 0,
+            requests: requests::Requests::default(),
             internal_tx,
             internal_rx,
             listen_ids,
@@ -316,6 +311,7 @@ impl ServerActor {
                     Some(ActorMsg::Outcome(outcome)) => self.on_outcome(outcome).await,
                 },
                 Some(msg) = self.internal_rx.recv() => self.on_internal(msg).await,
+                Some(joined) = self.requests.next() => self.on_request_joined(joined).await,
                 Some(push) = recv_opt(&mut self.push_rx) => self.on_push(push).await,
                 _ = sleep_opt(due) => self.poll_due().await,
                 _ = sleep_opt(self.foreground.next_deadline()) => self.expire_foreground().await,
@@ -336,6 +332,7 @@ impl ServerActor {
         if let Some(t) = self.push_task.take() {
             t.abort();
         }
+        self.requests.abort_all();
         for (id, a) in std::mem::take(&mut self.awaited) {
             self.ledger_queue(|l| l.abandon_request(id, "the requester stopped waiting"));
             tracing::debug!(task = %a.task_id, "gave up waiting for an outbox request");
@@ -416,26 +413,6 @@ impl ServerActor {
     async fn on_internal(&mut self, msg: Internal) {
         match msg {
             Internal::Connected(r) => self.on_connected(r).await,
-            Internal::Polled {
-                task_id,
-                observed,
-                result,
-                latency_ms,
-                source,
-            } => {
-                self.in_flight = self.in_flight.saturating_sub(1);
-                if let Some(t) = self.tasks.get_mut(&task_id) {
-                    t.poll_in_flight = false;
-                }
-                self.on_polled(task_id, observed, result, latency_ms, source)
-                    .await;
-                if self
-                    .backoff_until
-                    .is_some_and(|b| b <= Instant::now() + Duration::from_millis(20))
-                {
-                    self.backoff_until = None;
-                }
-            }
             Internal::ResultFetched { task_id, result } => self.on_result(task_id, result).await,
             Internal::Called {
                 call_id,

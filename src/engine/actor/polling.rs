@@ -3,6 +3,7 @@
 //!
 //! Must not poll faster than `max(pollIntervalMs, floor)` per task.
 
+use super::requests::{Joined, Polled};
 use super::*;
 
 impl ServerActor {
@@ -20,25 +21,21 @@ impl ServerActor {
         }
         tr.poll_in_flight = true;
         tr.last_get = Some(Instant::now());
-        self.in_flight += 1;
         self.seq += 1;
         self.stats.request();
         let observed = self.seq;
-        let tx = self.internal_tx.clone();
-        let task_id = task_id.clone();
-        tokio::spawn(async move {
+        let id = task_id.clone();
+        self.requests.spawn(task_id.clone(), async move {
             let started = Instant::now();
-            let result = client.get_task(&task_id).await;
+            let result = client.get_task(&id).await;
             let latency_ms = started.elapsed().as_millis() as u64;
-            let _ = tx
-                .send(Internal::Polled {
-                    task_id,
-                    observed,
-                    result,
-                    latency_ms,
-                    source,
-                })
-                .await;
+            Polled {
+                task_id: id,
+                observed,
+                result,
+                latency_ms,
+                source,
+            }
         });
         true
     }
@@ -49,7 +46,7 @@ impl ServerActor {
             return;
         }
         self.backoff_until = None;
-        while self.in_flight < self.cfg.max_in_flight {
+        while self.requests.len() < self.cfg.max_in_flight {
             let Some(id) = self.schedule.pop_due(now) else {
                 break;
             };
@@ -71,7 +68,7 @@ impl ServerActor {
             }
             self.start_get(&id, source);
         }
-        if self.in_flight >= self.cfg.max_in_flight
+        if self.requests.len() >= self.cfg.max_in_flight
             && let Some(due) = self.schedule.next_due()
             && due <= now
         {
@@ -120,6 +117,54 @@ impl ServerActor {
             due = due.max(last + self.poll_interval(task_id));
         }
         self.schedule.set_if_earlier(task_id, due);
+    }
+
+    /// A `tasks/get` ended: its slot is free; act on the reply, or poll again after a
+    /// backoff when the request ended without one.
+    pub(super) async fn on_request_joined(&mut self, joined: Joined) {
+        let task_id = match &joined {
+            Joined::Replied(p) => p.task_id.clone(),
+            Joined::Lost { task_id, .. } => task_id.clone(),
+        };
+        if let Some(t) = self.tasks.get_mut(&task_id) {
+            t.poll_in_flight = false;
+        }
+        match joined {
+            Joined::Replied(p) => {
+                self.on_polled(p.task_id, p.observed, p.result, p.latency_ms, p.source)
+                    .await
+            }
+            Joined::Lost { task_id, why } => {
+                tracing::error!(server = %self.spec.id, task = %task_id, "a tasks/get {why}");
+                self.notice(
+                    NoticeLevel::Error,
+                    format!(
+                        "a status request for task {} {why}; it will be asked again",
+                        task_id.short()
+                    ),
+                )
+                .await;
+                self.stats.error();
+                let attempts = self.tasks.get_mut(&task_id).map_or(1, |t| {
+                    t.consecutive_errors += 1;
+                    t.consecutive_errors
+                });
+                if self
+                    .tasks
+                    .get(&task_id)
+                    .is_some_and(|t| t.live() && t.owned)
+                {
+                    let delay = self.cfg.backoff.jittered(attempts);
+                    self.schedule.set(&task_id, Instant::now() + delay);
+                }
+            }
+        }
+        if self
+            .backoff_until
+            .is_some_and(|b| b <= Instant::now() + Duration::from_millis(20))
+        {
+            self.backoff_until = None;
+        }
     }
 
     pub(super) async fn on_polled(
