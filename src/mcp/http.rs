@@ -19,7 +19,7 @@ use super::error::McpError;
 use super::jsonrpc::{Inbound, Incoming, RequestId};
 use super::sse::{ResumeCell, sse_decode_tracked};
 use super::types::ErrorObject;
-use super::wire::{Carrier, WireTap, tap_stream};
+use super::wire::{Carrier, WireTap};
 
 /// A stream of messages from one reply (or a long-lived stream).
 pub type MessageStream = std::pin::Pin<Box<dyn Stream<Item = Result<Incoming, McpError>> + Send>>;
@@ -676,4 +676,16 @@ where
             )),
         }
     })
+}
+
+/// Tap every message of a stream as received over `transport`.
+fn tap_stream(stream: MessageStream, tap: Option<WireTap>, transport: Carrier) -> MessageStream {
+    match tap {
+        None => stream,
+        Some(tap) => Box::pin(stream.inspect(move |item| {
+            if let Ok(msg) = item {
+                tap.received_incoming(transport, msg);
+            }
+        })),
+    }
 }

@@ -35,6 +35,7 @@ pub mod text_area;
 pub mod time;
 mod update;
 pub mod wire;
+pub mod wire_log;
 
 #[cfg(test)]
 mod tests;
@@ -209,7 +210,7 @@ pub struct State {
     /// Sampling replies typed (or produced) but not sent yet, by request.
     pub drafts: HashMap<(InputTarget, String), String>,
     /// The messages of every server, for the wire view (bounded rings).
-    pub wire: wire::WireLog,
+    pub wire: wire_log::WireLog,
 }
 
 impl State {
@@ -234,7 +235,7 @@ impl State {
             input: HashMap::new(),
             roots_shared: HashMap::new(),
             drafts: HashMap::new(),
-            wire: wire::WireLog::default(),
+            wire: wire_log::WireLog::default(),
         }
     }
 

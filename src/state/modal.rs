@@ -377,7 +377,7 @@ pub enum Modal {
     /// What a server is offered as roots, and what it was sent.
     Roots(RootsView),
     /// The raw JSON-RPC messages of one server or all.
-    Wire(super::wire::WireView),
+    Wire(super::wire_log::WireView),
 }
 
 impl Modal {

@@ -221,23 +221,6 @@ impl WireTap {
     }
 }
 
-/// Tap every message of a stream as received over `transport`.
-pub fn tap_stream(
-    stream: super::http::MessageStream,
-    tap: Option<WireTap>,
-    transport: Carrier,
-) -> super::http::MessageStream {
-    use futures::StreamExt;
-    match tap {
-        None => stream,
-        Some(tap) => Box::pin(stream.inspect(move |item| {
-            if let Ok(msg) = item {
-                tap.received_incoming(transport, msg);
-            }
-        })),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
