@@ -493,11 +493,14 @@ where
                 _ = tokio::time::sleep_until(draw_at), if dirty => continue,
             }
         };
-        if !dirty {
-            dirty_since = Instant::now();
+        // A wire record while the view is closed (`--wire` on) changes nothing on screen.
+        if watching || !matches!(msg, Msg::Wire(_)) {
+            if !dirty {
+                dirty_since = Instant::now();
+            }
+            dirty = true;
+            last_msg = Instant::now();
         }
-        dirty = true;
-        last_msg = Instant::now();
         if matches!(msg, Msg::Engine(EngineEvent::TasksResumed { more: 0, .. })) {
             // The engine says a resume's last rows came: nothing more of that burst.
             pacer.burst_over();
