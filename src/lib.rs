@@ -57,8 +57,9 @@
 //!
 //! - A new protocol field: its type in `mcp` (both eras if both carry it), the rule that
 //!   decides on it in `mcp::task_rules`, then the `EngineEvent` that reports it.
-//! - A new view: its data and transitions in `state` (one file, dispatched from `update`),
-//!   its drawing in `ui` (one file), its keys in `assets/keymap.toml`.
+//! - A new view: three files with one name — its data in `state::views`, its transitions in
+//!   `state` (dispatched from `update`), its drawing in `ui` — and its keys in
+//!   `assets/keymap.toml`.
 //! - A new CLI subcommand: its arguments in `cli::args`, its body in its own `cli` file.
 //! - A new ledger operation: in `ledger` (schema, read or write side), called through the
 //!   ledger handle from `engine`, `cli` or `proxy`.

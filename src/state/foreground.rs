@@ -4,7 +4,7 @@
 //! from a call this dashboard just started opens at once. Must not render or do I/O.
 
 use super::alerts::{Alert, AlertKind};
-use super::modal::InputTarget;
+use super::input_target::InputTarget;
 use super::{Effect, Now, State, forms};
 use crate::engine::{EngineEvent, InputOrigin, NoticeLevel, ServerId};
 use crate::mcp::InputRequest;
@@ -102,7 +102,8 @@ pub(super) fn requested(state: &mut State, event: EngineEvent, now: Now, fx: &mu
         text: text.clone(),
     }));
     if ours && state.modals.is_empty() && state.command.is_none() && !state.read_only {
-        open(state, &server, &key, now);
+        let target = InputTarget::Foreground { server, key };
+        forms::open_target(state, &target, now);
     } else {
         state.notify(NoticeLevel::Info, &format!("{text} (i: inbox)"), now);
     }
@@ -128,27 +129,4 @@ pub(super) fn closed(state: &mut State, server: &ServerId, key: &str, reason: &s
         );
         state.notify(NoticeLevel::Info, &text, now);
     }
-}
-
-/// Open the view answering foreground request `key`.
-pub(super) fn open(state: &mut State, server: &ServerId, key: &str, now: Now) {
-    let Some(entry) = state.foreground_input(server, key).cloned() else {
-        return state.notify(
-            NoticeLevel::Info,
-            "that input request is no longer open",
-            now,
-        );
-    };
-    let requests = [(entry.key.clone(), entry.request.clone())]
-        .into_iter()
-        .collect();
-    let title = format!("Input {}", entry.origin_text());
-    forms::open_requests(state, entry.target(), title, &requests, now);
-}
-
-/// The person answered: the entry leaves (the engine reports a failure as `Closed`).
-pub(super) fn answered(state: &mut State, server: &ServerId, key: &str) {
-    state
-        .foreground
-        .retain(|f| !(&f.server == server && f.key == key));
 }

@@ -6,20 +6,21 @@
 //! closed when its task ends. The new-task argument form is submitted by `new_task`.
 //! Pure; effects are returned, never executed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::consent::ConsentView;
 use super::form::{FieldKind, Form};
+use super::input_target::InputTarget;
 use super::keymap::Action;
 use super::keys::{Key, KeyCode};
-use super::modal::{InputForm, InputTarget, Modal, SectionKind, task_title};
+use super::modal::{InputForm, Modal, SectionKind, task_title};
 use super::offers::Answering;
-use super::sampling::{self, SamplingView};
-use super::task::AnswerMark;
-use super::{Effect, Now, State, TaskKey, foreground, roots};
-use crate::engine::{EngineCommand, NoticeLevel};
+use super::sampling;
+use super::views::consent::ConsentView;
+use super::views::sampling::SamplingView;
+use super::{Effect, Now, State, TaskKey, answer, roots};
+use crate::engine::{NoticeLevel, ServerId};
 use crate::mcp::InputRequest;
 
 fn top_form(state: &mut State) -> Option<&mut Form> {
@@ -115,12 +116,28 @@ pub(super) fn open(state: &mut State, key: Option<TaskKey>, now: Now) {
 pub(super) fn open_target(state: &mut State, target: &InputTarget, now: Now) {
     match target {
         InputTarget::Task(key) => open(state, Some(key.clone()), now),
-        InputTarget::Foreground { server, key } => foreground::open(state, server, key, now),
+        InputTarget::Foreground { server, key } => open_foreground(state, server, key, now),
     }
 }
 
 /// Open the view `requests` need: the form for form-mode requests (and unknown kinds,
 /// shown as JSON), else the consent view of the first link, else the sampling view, else
+/// Open the view answering foreground request `key`.
+fn open_foreground(state: &mut State, server: &ServerId, key: &str, now: Now) {
+    let Some(entry) = state.foreground_input(server, key).cloned() else {
+        return state.notify(
+            NoticeLevel::Info,
+            "that input request is no longer open",
+            now,
+        );
+    };
+    let requests = [(entry.key.clone(), entry.request.clone())]
+        .into_iter()
+        .collect();
+    let title = format!("Input {}", entry.origin_text());
+    open_requests(state, entry.target(), title, &requests, now);
+}
+
 /// the roots view (roots are only asked here when not offered).
 pub(super) fn open_requests(
     state: &mut State,
@@ -178,7 +195,7 @@ pub(super) fn decline(state: &mut State, action: Action, now: Now, fx: &mut Vec<
         .into_iter()
         .map(|k| (k, json!({ "action": verdict })))
         .collect();
-    send(state, target, responses, fx);
+    answer::send(state, target, responses, fx);
 }
 
 /// Validate the open input form and send what it accepts.
@@ -219,104 +236,5 @@ pub(super) fn submit(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         return;
     }
     let target = form.target.clone();
-    send(state, target, responses, fx);
-}
-
-/// Send the responses to `target` and close the view answering it: a task's row is
-/// marked "answer sent" (one `Answer`); a request outside any task leaves the list (one
-/// `AnswerForeground` per request).
-pub(super) fn send(
-    state: &mut State,
-    target: InputTarget,
-    responses: BTreeMap<String, Value>,
-    fx: &mut Vec<Effect>,
-) {
-    if state.modals.last().and_then(Modal::target) == Some(&target) {
-        state.modals.pop();
-    }
-    let key = match target {
-        InputTarget::Task(key) => key,
-        InputTarget::Foreground { server, .. } => {
-            for (key, response) in responses {
-                foreground::answered(state, &server, &key);
-                fx.push(Effect::Engine(EngineCommand::AnswerForeground {
-                    server: server.clone(),
-                    key,
-                    response,
-                }));
-            }
-            return;
-        }
-    };
-    if let Some(row) = state.tasks.get_mut(&key) {
-        let mut requests = BTreeMap::new();
-        for k in responses.keys() {
-            if let Some(req) = row.pending.remove(k) {
-                requests.insert(k.clone(), req);
-            }
-            row.answered.insert(k.clone());
-        }
-        let baseline_keys: BTreeSet<String> = row
-            .task
-            .as_ref()
-            .map(|t| t.input_requests.keys().cloned().collect())
-            .unwrap_or_default();
-        row.answer = Some(Box::new(AnswerMark {
-            requests,
-            acked: false,
-            baseline_status: row.task.as_ref().map(|t| t.status.clone()),
-            baseline_keys,
-        }));
-        state.touch_row(&key);
-    }
-    fx.push(Effect::Engine(EngineCommand::Answer {
-        server: key.server.clone(),
-        task_id: key.task_id.clone(),
-        responses,
-    }));
-}
-
-/// The server acknowledged the answer.
-pub(super) fn answer_sent(state: &mut State, key: &TaskKey) {
-    if let Some(mark) = state.tasks.get_mut(key).and_then(|r| r.answer.as_mut()) {
-        mark.acked = true;
-        state.touch_row(key);
-    }
-}
-
-/// The answer did not go through: the requests are pending again.
-pub(super) fn answer_failed(
-    state: &mut State,
-    key: &TaskKey,
-    keys: &[String],
-    error: &str,
-    now: Now,
-) {
-    if let Some(row) = state.tasks.get_mut(key) {
-        if let Some(mark) = row.answer.take() {
-            for (k, req) in mark.requests {
-                row.answered.remove(&k);
-                if keys.contains(&k) || keys.is_empty() {
-                    row.offer_input(&k, req);
-                }
-            }
-        }
-        state.touch_row(key);
-    }
-    let text = format!("answer to {} failed: {error}", key.task_id.prefix());
-    state.notify(NoticeLevel::Error, &text, now);
-}
-
-/// A terminal or expired task closes its open answering views without sending anything.
-pub(super) fn close_for_ended_task(state: &mut State, key: &TaskKey, now: Now) {
-    let before = state.modals.len();
-    let target = InputTarget::Task(key.clone());
-    state.modals.retain(|m| m.target() != Some(&target));
-    if state.modals.len() != before {
-        let text = format!(
-            "task {} ended while its form was open; nothing was sent",
-            key.task_id.prefix()
-        );
-        state.notify(NoticeLevel::Info, &text, now);
-    }
+    answer::send(state, target, responses, fx);
 }

@@ -3,7 +3,7 @@
 //! time a kind shows, and the document listing them with advice for the server's authors.
 //! Must not render or do I/O.
 
-use super::detail::{DocLine, LineKind, wrap_words};
+use super::doc::{DocLine, LineKind, wrap_words};
 use super::modal::{DocView, Modal};
 use super::{Now, ServerState, State};
 use crate::engine::{Hint, NoticeLevel, ServerId};

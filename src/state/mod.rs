@@ -3,18 +3,27 @@
 //! keeps its part of the reducer in its own file, and `update` is the one dispatch point.
 //! Must not do I/O, read the clock, touch channels or import ratatui/crossterm: effects
 //! are data the loop executes.
+//!
+//! Inside, imports go one way (`tests/house` rejects a loop): shared pieces at the bottom
+//! (`doc` lines, `input_target`, `time`, …), each view's data in `views/`, the `Modal` stack
+//! that holds them, `answer` (sending an answer, whatever view took it), the transitions of
+//! each kind of view, `forms` (opening the view a request needs: the dispatch by kind), and
+//! `update` on top.
 
 pub mod alerts;
+mod answer;
 pub mod board;
 mod cancel;
 pub mod command;
 pub mod consent;
 pub mod detail;
+pub mod doc;
 pub mod foreground;
 pub mod form;
 mod forms;
 pub mod hints;
 pub mod inbox;
+pub mod input_target;
 pub mod keymap;
 pub mod keys;
 pub mod line_edit;
@@ -34,6 +43,7 @@ pub mod task;
 pub mod text_area;
 pub mod time;
 mod update;
+pub mod views;
 pub mod wire;
 pub mod wire_log;
 
@@ -49,9 +59,9 @@ pub use crate::engine::{NoticeLevel, ServerId, Tombstone};
 pub use crate::mcp::{TaskStatus, ToolInfo};
 pub use alerts::{Alert, AlertKind};
 pub use board::{Board, SortColumn, Tab};
+pub use input_target::InputTarget;
 pub use keymap::{Action, Context, Keymap};
 pub use keys::{Key, KeyCode};
-pub use modal::InputTarget;
 pub use modal::Modal;
 pub use mouse::{Hit, Mouse};
 pub use notices::{NOTICE_SECS, Notice};
@@ -206,7 +216,7 @@ pub struct State {
     /// What each server is offered beyond forms and links (sampling, roots).
     pub input: HashMap<ServerId, ServerInput>,
     /// Roots answered from the config, per server.
-    pub roots_shared: HashMap<ServerId, Vec<roots::RootsShare>>,
+    pub roots_shared: HashMap<ServerId, Vec<views::roots::RootsShare>>,
     /// Sampling replies typed (or produced) but not sent yet, by request.
     pub drafts: HashMap<(InputTarget, String), String>,
     /// The messages of every server, for the wire view (bounded rings).

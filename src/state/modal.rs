@@ -9,13 +9,14 @@ use serde_json::Value;
 use tui_input::{Input, InputRequest as EditRequest};
 
 use super::TaskKey;
-use super::consent::ConsentView;
-use super::detail::{DocLine, json_lines};
+use super::doc::{DocLine, json_lines};
 use super::form::Form;
+use super::input_target::InputTarget;
 use super::offers::Answering;
-use super::roots::RootsView;
-use super::sampling::SamplingView;
 use super::task::TaskRow;
+use super::views::consent::ConsentView;
+use super::views::roots::RootsView;
+use super::views::sampling::SamplingView;
 use crate::engine::ServerId;
 use crate::mcp::{InputRequest, ToolInfo};
 use crate::sanitize::sanitize_line;
@@ -57,24 +58,6 @@ pub struct DocView {
     pub title: String,
     pub lines: Vec<DocLine>,
     pub scroll: usize,
-}
-
-/// Whose requests an answering view answers.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum InputTarget {
-    /// A task's input requests.
-    Task(TaskKey),
-    /// A request outside any task, by the engine's key.
-    Foreground { server: ServerId, key: String },
-}
-
-impl InputTarget {
-    pub fn server(&self) -> &ServerId {
-        match self {
-            InputTarget::Task(k) => &k.server,
-            InputTarget::Foreground { server, .. } => server,
-        }
-    }
 }
 
 /// How one pending request is answered in the input form.
@@ -369,7 +352,7 @@ pub enum Modal {
     ToolPicker(ToolPicker),
     ToolForm(Box<ToolForm>),
     /// Every pending input request, oldest first.
-    Inbox(super::inbox::InboxView),
+    Inbox(super::views::inbox::InboxView),
     /// Consent to a URL-mode request.
     Consent(Box<ConsentView>),
     /// A sampling request: read it, type or produce the reply.

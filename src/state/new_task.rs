@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::detail::result_lines;
+use super::doc::result_lines;
 use super::keymap::Action;
 use super::keys::Key;
 use super::modal::{Confirm, ConfirmOp, DocView, Modal, Picker, ToolForm, ToolPicker};

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Effect, NoticeLevel, State, TaskKey, new_task};
+use super::{Effect, NoticeLevel, State, TaskKey};
 use crate::mcp::ErrorObject;
 
 /// What `Effect::LoadPayload` brings back from the ledger.
@@ -36,25 +36,24 @@ pub(super) fn load(state: &State, key: &TaskKey, then: AfterPayload, fx: &mut Ve
     lean
 }
 
-/// The ledger answered an `Effect::LoadPayload`.
+/// The ledger answered an `Effect::LoadPayload`: the row holds its payload again. Returns
+/// what to do next (`None` when the payload could not be read or the row is gone).
 pub(super) fn loaded(
     state: &mut State,
     key: &TaskKey,
     result: Result<Payload, String>,
     then: AfterPayload,
     now: super::Now,
-    fx: &mut Vec<Effect>,
-) {
+) -> Option<AfterPayload> {
     let payload = match result {
         Ok(p) => p,
         Err(e) => {
             let text = format!("cannot read {} from the ledger: {e}", key.task_id.prefix());
-            return state.notify(NoticeLevel::Error, &text, now);
+            state.notify(NoticeLevel::Error, &text, now);
+            return None;
         }
     };
-    let Some(row) = state.tasks.get_mut(key) else {
-        return;
-    };
+    let row = state.tasks.get_mut(key)?;
     if row.payload_in_ledger {
         row.payload_in_ledger = false;
         row.arguments = payload.arguments.map(Box::new).or(row.arguments.take());
@@ -63,7 +62,5 @@ pub(super) fn loaded(
             task.error = payload.error.or(task.error.take());
         }
     }
-    if then == AfterPayload::AskRerun {
-        new_task::ask_rerun(state, now, fx);
-    }
+    Some(then)
 }

@@ -3,7 +3,7 @@
 //! invariants (first terminal wins, input-key dedup) live in `task`. Must not render.
 
 use super::task::{CancelMark, TaskRow};
-use super::{Now, State, TaskKey, forms};
+use super::{Now, State, TaskKey, answer};
 use crate::engine::{KnownTask, NoticeLevel, ServerId, TaskId, TaskNote, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task};
 
@@ -86,7 +86,7 @@ pub(super) fn snapshot(
     let row = row_mut(state, &key);
     if row.apply_snapshot(task, pending, Some(source), latency_ms, now) {
         if row.is_terminal() {
-            forms::close_for_ended_task(state, &key, now);
+            answer::close_for_ended_task(state, &key, now);
         }
     } else {
         row.set_pending(pending);
@@ -99,7 +99,7 @@ pub(super) fn expired(state: &mut State, key: &TaskKey, why: Tombstone, now: Now
     row.expired = true;
     row.end = Some(why);
     row.pending.clear();
-    forms::close_for_ended_task(state, key, now);
+    answer::close_for_ended_task(state, key, now);
 }
 
 /// An id given to follow that its server does not know: no row, a notice.

@@ -4,9 +4,10 @@
 //! person can tell apart from the others. Folded from the engine's connection events.
 //! Must not render.
 
+use super::State;
+use super::doc::{DocLine, LineKind};
 use super::hints::HintRecord;
 use super::modal::{DocView, Modal};
-use super::{State, detail::DocLine, detail::LineKind};
 use crate::engine::ServerId;
 use crate::mcp::Era;
 use crate::sanitize::sanitize_line;

@@ -3,7 +3,7 @@
 //! failed) and the user's intents (the sign-in key, `:login [SERVER]`, `:redirect URL`).
 //! Pure: the sign-in itself is an engine command.
 
-use super::detail::{DocLine, LineKind};
+use super::doc::{DocLine, LineKind};
 use super::modal::{DocView, Modal};
 use super::{Context, Effect, Now, State};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};

@@ -7,10 +7,11 @@
 use super::keymap::{Action, Context};
 use super::keys::Key;
 use super::modal::{ConfirmOp, Modal};
+use super::payload::AfterPayload;
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
-    alerts, board, cancel, command, consent, detail, foreground, forms, hints, inbox, mouse,
-    new_task, notices, payload, roots, rows, sampling, servers, signin, wire,
+    alerts, answer, board, cancel, command, consent, detail, foreground, forms, hints, inbox,
+    mouse, new_task, notices, payload, roots, rows, sampling, servers, signin, wire,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
@@ -47,7 +48,9 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
         Msg::Exported(result) => command::exported(state, result, now),
         Msg::TimelineLoaded { key, result } => detail::timeline_loaded(state, &key, result),
         Msg::PayloadLoaded { key, result, then } => {
-            payload::loaded(state, &key, result, then, now, &mut fx)
+            if payload::loaded(state, &key, result, then, now) == Some(AfterPayload::AskRerun) {
+                new_task::ask_rerun(state, now, &mut fx);
+            }
         }
         Msg::Viewport {
             table_rows,
@@ -301,7 +304,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             server, task_id, ..
         } => {
             servers::recovered(state, &server);
-            forms::answer_sent(state, &TaskKey::new(&server, &task_id))
+            answer::answer_sent(state, &TaskKey::new(&server, &task_id))
         }
         EngineEvent::AnswerFailed {
             server,
@@ -310,7 +313,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             error,
         } => {
             let error = error.to_string();
-            forms::answer_failed(state, &TaskKey::new(&server, &task_id), &keys, &error, now)
+            answer::answer_failed(state, &TaskKey::new(&server, &task_id), &keys, &error, now)
         }
         EngineEvent::CancelSent {
             server,

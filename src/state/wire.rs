@@ -6,7 +6,7 @@
 
 use tui_input::Input;
 
-use super::detail::{DocLine, LineKind, json_lines};
+use super::doc::{DocLine, LineKind, json_lines};
 use super::keymap::Action;
 use super::keys::Key;
 use super::modal::{DocView, Modal};

@@ -13,7 +13,7 @@ use super::Theme;
 use super::popup::{answer_frame, asked_by};
 use super::text::wrap_words as wrap;
 use crate::sanitize::sanitize_line;
-use crate::state::consent::ConsentView;
+use crate::state::views::consent::ConsentView;
 use crate::state::{Action, Context, State};
 
 /// Split a (sanitized) URL into before-host, host, after-host. The host is what follows

@@ -10,7 +10,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::Theme;
 use super::popup::frame;
 use super::text::wrap;
-use crate::state::detail::{DocLine, LineKind, task_doc};
+use crate::state::detail::task_doc;
+use crate::state::doc::{DocLine, LineKind};
 use crate::state::modal::{DetailView, DocView};
 use crate::state::{Now, State};
 

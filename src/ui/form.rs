@@ -12,9 +12,10 @@ use super::detail::doc_window;
 use super::popup::{answer_frame, asked_by, centered, frame};
 use super::text::{fit, wrap};
 use crate::sanitize::sanitize_line;
+use crate::state::InputTarget;
 use crate::state::State;
 use crate::state::form::{Field, FieldKind, Form};
-use crate::state::modal::{InputForm, InputTarget, SectionKind, ToolForm};
+use crate::state::modal::{InputForm, SectionKind, ToolForm};
 
 fn text_box(value: &str, cursor: Option<usize>, width: usize, theme: &Theme) -> Vec<Span<'static>> {
     let chars: Vec<char> = value.chars().collect();

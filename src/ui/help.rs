@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Theme;
 use super::popup::{centered, frame};
-use crate::state::detail::wrap_words;
+use crate::state::doc::wrap_words;
 use crate::state::{Context, Keymap};
 
 pub struct HelpPopup<'a> {

@@ -10,8 +10,8 @@ use super::Theme;
 use super::popup::{centered, frame};
 use super::text::fit;
 use crate::sanitize::sanitize_line;
-use crate::state::inbox::{InboxView, entries, more_not_shown};
 use crate::state::time::short_duration;
+use crate::state::views::inbox::{InboxView, entries, more_not_shown};
 use crate::state::{Now, State};
 
 /// Where the inbox popup goes on a screen of `area`, and the first entry line.

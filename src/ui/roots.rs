@@ -9,7 +9,7 @@ use super::Theme;
 use super::detail::doc_window;
 use super::popup::frame;
 use crate::state::State;
-use crate::state::roots::{RootsView, roots_doc};
+use crate::state::views::roots::{RootsView, roots_doc};
 
 pub struct RootsScreen<'a> {
     pub state: &'a State,

@@ -13,7 +13,7 @@ use super::detail::doc_window;
 use super::popup::{answer_frame, asked_by};
 use super::text::wrap_words as wrap;
 use crate::sanitize::sanitize_line;
-use crate::state::sampling::{Phase, SamplingView};
+use crate::state::views::sampling::{Phase, SamplingView};
 use crate::state::{Action, Context, SamplingSetup, State};
 
 pub struct SamplingPopup<'a> {

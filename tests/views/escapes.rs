@@ -261,7 +261,7 @@ fn fifty_thousand_input_requests_are_bounded_on_the_board() {
             None,
         ))],
     );
-    let entries = taskrail::state::inbox::entries(&s);
+    let entries = taskrail::state::views::inbox::entries(&s);
     assert!(entries.len() <= 64, "{} inbox entries", entries.len());
     apply(&mut s, vec![Msg::Key(Key::char('i'))]);
     let backend = render(&s, 100, 30);

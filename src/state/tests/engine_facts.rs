@@ -36,7 +36,7 @@ fn a_prompt_answered_before_a_restart_is_not_shown_after_it() {
     let row = &s.tasks[&tk("t1")];
     assert!(row.pending.is_empty());
     assert!(!row.needs_input(), "no prompt for an answered key");
-    assert!(inbox::entries(&s).is_empty());
+    assert!(views::inbox::entries(&s).is_empty());
     // The server still reports the key (eventual consistency): still no prompt.
     run(
         &mut s,
@@ -49,14 +49,14 @@ fn a_prompt_answered_before_a_restart_is_not_shown_after_it() {
         })],
     );
     assert!(s.tasks[&tk("t1")].pending.is_empty());
-    assert!(inbox::entries(&s).is_empty());
+    assert!(views::inbox::entries(&s).is_empty());
 }
 
 #[test]
 fn a_prompt_still_pending_after_a_restart_is_shown_once() {
     let mut s = fresh();
     run(&mut s, vec![resumed("t1", waiting("t1"), &["k1"])]);
-    assert_eq!(inbox::entries(&s).len(), 1);
+    assert_eq!(views::inbox::entries(&s).len(), 1);
     // Answered in another process: the engine stops listing the key.
     run(
         &mut s,
@@ -68,7 +68,7 @@ fn a_prompt_still_pending_after_a_restart_is_shown_once() {
             pending: Vec::new(),
         })],
     );
-    assert!(inbox::entries(&s).is_empty());
+    assert!(views::inbox::entries(&s).is_empty());
     assert!(!s.tasks[&tk("t1")].needs_input());
 }
 

@@ -5,7 +5,7 @@ use chrono::TimeDelta;
 use super::{asks, code, key, known, run, srv, t0, task, updated};
 use crate::engine::{EngineEvent, ServerId, TaskId, UpdateSource};
 use crate::mcp::TaskStatus;
-use crate::state::inbox;
+use crate::state::views::inbox;
 use crate::state::*;
 
 #[test]

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::{code, fresh, key, run, srv, task, tk, updated};
 use crate::engine::{EngineCommand, EngineEvent, InputOrigin};
 use crate::mcp::{Era, InputRequest, TaskStatus};
-use crate::state::consent::ConsentView;
-use crate::state::sampling::{Phase, SamplingView};
+use crate::state::views::consent::ConsentView;
+use crate::state::views::sampling::{Phase, SamplingView};
 use crate::state::*;
 
 fn request(method: &str, params: Value) -> InputRequest {
@@ -319,7 +319,7 @@ fn roots_view_shows_what_is_offered_and_sent() {
     let Some(Modal::Roots(v)) = s.modals.last() else {
         panic!()
     };
-    let doc = roots::roots_doc(&s, &v.server);
+    let doc = views::roots::roots_doc(&s, &v.server);
     let text: Vec<String> = doc.iter().map(|l| l.text.clone()).collect();
     assert!(
         text.iter().any(|t| t.contains("file:///work/repo")),
@@ -337,7 +337,7 @@ fn roots_view_shows_what_is_offered_and_sent() {
     let Some(Modal::Roots(v)) = s.modals.last() else {
         panic!("{:?}", s.modals)
     };
-    let text: Vec<String> = roots::roots_doc(&s, &v.server)
+    let text: Vec<String> = views::roots::roots_doc(&s, &v.server)
         .into_iter()
         .map(|l| l.text)
         .collect();
@@ -399,7 +399,7 @@ fn a_session_request_waits_in_the_inbox_and_closes_when_withdrawn() {
     );
     assert!(s.modals.is_empty(), "nothing pops up over the board");
     assert!(s.notices.last().unwrap().text.contains("asks for input"));
-    let entries = inbox::entries(&s);
+    let entries = views::inbox::entries(&s);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].short_id(), "—");
     run(&mut s, vec![key('i'), code(KeyCode::Enter)]);
