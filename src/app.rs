@@ -275,6 +275,27 @@ pub struct NoProbe;
 
 impl Probe for NoProbe {}
 
+/// Set (to anything) in the environment, the dashboard numbers its frames in the terminal's
+/// title, so a test driving it in tmux reads a screen only between two whole frames.
+pub const FRAME_TITLE_ENV: &str = "TASKRAIL_FRAME_TITLE";
+
+/// The probe that titles the terminal `taskrail frame N` after each frame is flushed.
+#[derive(Default)]
+pub struct FrameTitle {
+    frames: u64,
+}
+
+impl Probe for FrameTitle {
+    fn drawn(&mut self, _state: &State) {
+        use std::io::Write;
+        self.frames += 1;
+        let mut out = std::io::stdout();
+        // OSC 2 (window title); a terminal that ignores it shows nothing.
+        let _ = write!(out, "\x1b]2;taskrail frame {}\x07", self.frames);
+        let _ = out.flush();
+    }
+}
+
 /// Run the dashboard until the user quits or the process is told to end (SIGTERM, SIGHUP,
 /// SIGINT). Owns the terminal: `ratatui::try_init()` (which also installs a panic hook that
 /// restores it) and a restore on every exit path.
@@ -288,9 +309,13 @@ pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
         crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
             .context("cannot enable the mouse")?;
     }
-    let mut probe = NoProbe;
+    let mut probe: Box<dyn Probe + Send> = if std::env::var_os(FRAME_TITLE_ENV).is_some() {
+        Box::new(FrameTitle::default())
+    } else {
+        Box::new(NoProbe)
+    };
     tokio::select! {
-        r = event_loop(&mut terminal, EventStream::new(), ctx, &mut probe) => r,
+        r = event_loop(&mut terminal, EventStream::new(), ctx, probe.as_mut()) => r,
         // `kill` or a closed terminal: leave like `q` does (the guard restores the screen).
         sig = ended => {
             tracing::info!("{sig}: leaving the dashboard");

@@ -96,6 +96,15 @@ pub fn available() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
+/// The width of the terminal standard output writes to, when it is one.
+pub fn stdout_width() -> Option<usize> {
+    std::io::stdout()
+        .is_terminal()
+        .then(|| crossterm::terminal::size().ok())
+        .flatten()
+        .map(|(w, _)| usize::from(w))
+}
+
 /// Restores the terminal when dropped.
 struct Restore;
 

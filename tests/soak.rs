@@ -148,7 +148,7 @@ async fn chaos_soak_loses_no_task_and_prompts_once() {
                     created.insert(task_id);
                 }
                 CallResult::Plain { .. } => panic!("{tool} answered without a task"),
-                CallResult::Error { message } | CallResult::Refused { reason: message } => {
+                CallResult::Error { message, .. } | CallResult::Refused { reason: message } => {
                     call_errors.push(format!("{tool}: {message}"))
                 }
             },

@@ -16,6 +16,9 @@ pub mod exit {
     pub const CONNECTION: u8 = 6;
     /// The server wants a signed-in user (`taskrail auth login SERVER`).
     pub const SIGN_IN: u8 = 7;
+    /// The server refused the request as invalid (`-32602`): the tool's arguments, or a
+    /// tool it does not have.
+    pub const INVALID: u8 = 8;
     pub const INTERRUPTED: u8 = 130;
 
     /// The exit code for a task's outcome; a task still running exits as completed (the
@@ -98,6 +101,14 @@ pub struct GlobalArgs {
     pub token_store: String,
 }
 
+/// One example response per input kind, for `answer --help`.
+const ANSWER_EXAMPLES: &str = r#"Examples, one per input kind:
+  form (elicitation):   --json '{"action":"accept","content":{"name":"Ada"}}'  (or just '{"name":"Ada"}')
+  link (URL mode):      --json '{"action":"accept"}'
+  sampling:             --json '{"role":"assistant","content":{"type":"text","text":"…"},"model":"person"}'
+  roots:                --json '{"roots":[{"uri":"file:///home/me/project"}]}'
+  refuse any of them:   --json '{"action":"decline"}'  (or "cancel")"#;
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List a server's tools.
@@ -130,13 +141,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Answer one input request of a task (`tasks/update`).
+    /// Answer one input request of a task (`tasks/update`), in its kind's own shape.
+    #[command(after_help = ANSWER_EXAMPLES)]
     Answer {
         #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         task_id: String,
         #[arg(allow_hyphen_values = true, value_parser = non_empty())]
         key: String,
-        /// The response: `{"action":"accept","content":{…}}`, or just the content object.
+        /// The response, in the request's own shape (see the examples below).
         #[arg(long = "json", value_name = "RESPONSE")]
         response: String,
         /// Send even if the response does not fit the request's schema, or the ledger says

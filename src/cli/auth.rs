@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use super::args::{AuthCommand, exit};
 use super::output::{finish, say};
-use super::{CliResult, Context, connect_failure, fail};
+use super::{CliResult, Context, connect_failure_at, fail};
 use crate::engine::ServerSpec;
 use crate::mcp::auth::{Authorizer, Prompt, Prompter, SignInStatus};
 use crate::mcp::{Endpoint, McpClient};
@@ -106,7 +106,7 @@ async fn login(ctx: &Context, server: &str, no_browser: bool) -> CliResult {
     auth.set_interaction(None);
     let client = match result {
         Ok((c, _)) => c,
-        Err(e) => return Err(connect_failure(&spec.id, &e)),
+        Err(e) => return Err(connect_failure_at(&spec, &e).await),
     };
     client.close().await;
     match auth.status().await {
@@ -211,6 +211,27 @@ async fn status(ctx: &Context, json: bool) -> CliResult {
             Ok(s) => rows.push((spec.id.to_string(), auth.key().to_string(), s)),
             Err(e) => code = fail(&format!("{}: {e}", spec.id), exit::CONNECTION).report(),
         }
+    }
+    // Sign-ins the store holds for servers neither the config nor --server names.
+    match ctx.tokens.keys().await {
+        Ok(keys) => {
+            for key in keys {
+                if rows.iter().any(|(_, k, _)| *k == key) {
+                    continue;
+                }
+                match resolve(ctx, &key) {
+                    Ok((spec, auth)) if auth.key() == key => match auth.status().await {
+                        Ok(s) => rows.push((spec.id.to_string(), key, s)),
+                        Err(e) => code = fail(&format!("{key}: {e}"), exit::CONNECTION).report(),
+                    },
+                    _ => say!(
+                        "the token store holds an entry this taskrail cannot read: {}",
+                        sanitize_line(&key, 200)
+                    ),
+                }
+            }
+        }
+        Err(e) => code = fail(&e.to_string(), exit::CONNECTION).report(),
     }
     let mut text = String::new();
     if json {

@@ -126,7 +126,12 @@ pub async fn export(ctx: &Context, prefix: &str, output: Option<PathBuf>) -> Cli
     };
     match crate::app::export_file::write_new_private(&path, text.as_bytes()) {
         Ok(()) => {
-            say!("{} events written to {}", events.len(), path.display());
+            say!(
+                "{} event{} written to {}",
+                events.len(),
+                if events.len() == 1 { "" } else { "s" },
+                path.display()
+            );
             Ok(exit::COMPLETED)
         }
         Err(e) => Err(fail(&format!("export not written: {e}"), exit::CONNECTION)),

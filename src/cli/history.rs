@@ -36,17 +36,7 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> CliResult {
         "TASK", "STATUS", "TOOL", "RECORDED"
     );
     for r in &records {
-        let status = if r.expired {
-            r.end
-                .map_or("expired", |e| match e {
-                    crate::ledger::Tombstone::Expired => "expired",
-                    crate::ledger::Tombstone::SessionLost => "session lost",
-                    crate::ledger::Tombstone::ProxyLost => "lost",
-                })
-                .to_string()
-        } else {
-            r.status.clone()
-        };
+        let status = ls_status(r);
         let _ = writeln!(
             text,
             "{:<10} {:<16} {:<20} {:<24} {}",
@@ -58,6 +48,25 @@ pub async fn ls(ctx: &Context, all: bool, json_out: bool) -> CliResult {
         );
     }
     Ok(finish(&text, exit::COMPLETED))
+}
+
+/// A record's status as `ls` shows it: a tombstone's kind, `tool error` for a tool that
+/// reported an error (however the server ended it: the outcome the board and the exit
+/// codes give, `task_rules::outcome`), else the last status.
+fn ls_status(r: &TaskRecord) -> String {
+    use crate::mcp::{Outcome, outcome};
+    if r.expired {
+        return match r.end {
+            Some(crate::ledger::Tombstone::SessionLost) => "session lost",
+            Some(crate::ledger::Tombstone::ProxyLost) => "lost",
+            Some(crate::ledger::Tombstone::Expired) | None => "expired",
+        }
+        .to_string();
+    }
+    match outcome(r.snapshot.as_ref(), false) {
+        Some(Outcome::ToolError) => "tool error".to_string(),
+        _ => r.status.clone(),
+    }
 }
 
 /// The one ledger task `given` names (full id or unique prefix, on `--server` if given),
@@ -128,5 +137,37 @@ pub async fn prune(ctx: &Context, older_than: &str) -> CliResult {
             exit::COMPLETED,
         )),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::Task;
+    use serde_json::json;
+
+    #[test]
+    fn a_tool_error_reads_tool_error_however_the_server_ended_it() {
+        let with = |status: &str, result: serde_json::Value| {
+            let mut r = crate::cli::task_ref::record_fixture("s", "t1");
+            r.snapshot = Some(
+                Task::from_wire(&json!({"taskId": "t1", "status": status, "result": result}))
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
+            r.status = status.into();
+            r.terminal = true;
+            r
+        };
+        let error = json!({"content": [], "isError": true});
+        assert_eq!(ls_status(&with("completed", error.clone())), "tool error");
+        assert_eq!(ls_status(&with("failed", error)), "tool error");
+        assert_eq!(
+            ls_status(&with("completed", json!({"content": []}))),
+            "completed"
+        );
+        let mut gone = with("working", json!(null));
+        gone.expired = true;
+        gone.end = Some(crate::ledger::Tombstone::SessionLost);
+        assert_eq!(ls_status(&gone), "session lost");
     }
 }

@@ -10,13 +10,15 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::answer_check::{key_state, refusal};
+use super::answer_check::{KeyState, key_state, refusal};
+use super::answer_shape::normalize_response;
 use super::args::exit;
 use super::oneshot::record_for_answer;
-use super::output::{finish, normalize_response, say};
+use super::output::{finish, say};
 use super::task_ref::TaskRef;
 use super::{CliResult, Context, fail, stop_engine};
 use crate::engine::{EngineCommand, EngineEvent, Failure, ServerSpec, spawn_engine};
+use crate::mcp::InputKind;
 use crate::sanitize::sanitize_line;
 
 /// How an answer or a cancel ended.
@@ -102,18 +104,29 @@ pub async fn answer(
         response,
         force,
     } = args;
-    let response: Value = match serde_json::from_str(response).map(normalize_response) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => return Err(fail(&format!("--json: {e}"), exit::USAGE)),
-        Err(e) => return Err(fail(&format!("--json is not valid JSON: {e}"), exit::USAGE)),
-    };
+    let given: Value = serde_json::from_str(response)
+        .map_err(|e| fail(&format!("--json is not valid JSON: {e}"), exit::USAGE))?;
+    // What fits no kind of request is refused before anything is asked of the server.
+    normalize_response(given.clone(), None)
+        .map_err(|e| fail(&format!("--json: {e}"), exit::USAGE))?;
     let task_id = &task.task_id;
     // Judged from the ledger's record of the task before anything is sent (a read-only
-    // server refuses every answer anyway: the engine says so).
+    // server refuses every answer anyway: the engine says so): the request's kind gives
+    // the response's shape; a refused response is not sent, so the key stays unanswered.
+    let record = if spec.read_only {
+        None
+    } else {
+        record_for_answer(ctx, &spec, task, key).await?
+    };
+    let state = key_state(record.as_ref(), key);
+    let kind = match &state {
+        KeyState::Pending(request) => Some(InputKind::of(request)),
+        _ => None,
+    };
+    let response = normalize_response(given, kind.as_ref())
+        .map_err(|e| fail(&format!("--json: {e}"), exit::USAGE))?;
     let mut ignored = None;
     if !spec.read_only {
-        let record = record_for_answer(ctx, &spec, task, key).await;
-        let state = key_state(record.as_ref(), key);
         if let Some(why) = refusal(&state, &response, force) {
             let key = sanitize_line(&task_id.mask(key), 80);
             return Err(fail(

@@ -5,8 +5,10 @@
 //! Owns: process-level wiring. Must not hold protocol logic (that is `mcp`/`engine`).
 
 mod answer_check;
+mod answer_shape;
 mod args;
 mod auth;
+mod call;
 mod conformance;
 mod dashboard;
 mod extras;
@@ -51,6 +53,32 @@ pub(crate) fn connect_failure(server: &ServerId, e: &crate::mcp::McpError) -> Cl
         &format!("cannot connect to {server}: {e}"),
         exit::CONNECTION,
     )
+}
+
+/// [`connect_failure`] for `spec`; when the sign-in fails because the loopback server
+/// knows itself by another spelling of its address (`localhost` for `127.0.0.1`), the
+/// advice names the spelling that works.
+pub(crate) async fn connect_failure_at(spec: &ServerSpec, e: &crate::mcp::McpError) -> CliError {
+    let failure = connect_failure(&spec.id, e);
+    let sign_in = matches!(
+        e,
+        crate::mcp::McpError::SignInRequired(_) | crate::mcp::McpError::Auth(_)
+    );
+    let url = match &spec.endpoint {
+        Endpoint::Http { url } if sign_in => url::Url::parse(url).ok(),
+        _ => None,
+    };
+    let Some(url) = url else {
+        return failure;
+    };
+    match crate::mcp::auth::discovery::working_spelling(&url).await {
+        Some(alias) => failure.advise(format!(
+            "the server calls itself {alias}: use that address (in the config too); sign in \
+             with: taskrail auth login {}",
+            shlex::try_quote(&alias).unwrap_or_default()
+        )),
+        None => failure,
+    }
 }
 
 /// What every subcommand needs: options, the ledger (opened on first use), the server.
@@ -125,14 +153,27 @@ impl Context {
         Ok(opts)
     }
 
+    /// The one server a command works on: the `--server` given, else the config's only one.
     fn single(&self) -> CliResult<ServerSpec> {
-        match self.servers.as_slice() {
-            [one] => self.spec(one),
-            [] => Err(fail(
+        match (self.servers.as_slice(), self.config.servers.as_slice()) {
+            ([one], _) => self.spec(one),
+            ([], [only]) => self.spec(&only.name),
+            ([], []) => Err(fail(
                 "this command needs --server URL (or --server stdio:<command>)",
                 exit::USAGE,
             )),
-            _ => Err(fail("this command takes exactly one --server", exit::USAGE)),
+            ([], many) => {
+                let names: Vec<&str> = many.iter().map(|s| s.name.as_str()).collect();
+                Err(fail(
+                    &format!(
+                        "this command needs --server NAME: the config names {} servers ({})",
+                        names.len(),
+                        crate::sanitize::sanitize_line(&names.join(", "), 300)
+                    ),
+                    exit::USAGE,
+                ))
+            }
+            (_, _) => Err(fail("this command takes exactly one --server", exit::USAGE)),
         }
     }
 
@@ -145,9 +186,10 @@ impl Context {
 
     /// Connect to `spec` (its pushes are not needed).
     pub async fn connect_to(&self, spec: &ServerSpec) -> CliResult<Arc<McpClient>> {
-        let (client, _) = McpClient::connect(spec.endpoint.clone(), spec.options.clone())
-            .await
-            .map_err(|e| connect_failure(&spec.id, &e))?;
+        let client = match McpClient::connect(spec.endpoint.clone(), spec.options.clone()).await {
+            Ok((c, _)) => c,
+            Err(e) => return Err(connect_failure_at(spec, &e).await),
+        };
         Ok(client)
     }
 
@@ -286,7 +328,7 @@ async fn run(cli: Cli) -> CliResult {
     }
     match cli.command {
         Some(Command::Tools { json }) => oneshot::tools(&ctx, json).await,
-        Some(Command::Call { tool, args, detach }) => call(&ctx, &tool, &args, detach).await,
+        Some(Command::Call { tool, args, detach }) => call::call(&ctx, &tool, &args, detach).await,
         Some(Command::Get { task_id }) => {
             let (spec, task) = task_ref::on_server(&ctx, &task_id).await?;
             oneshot::get(&ctx, spec, &task).await
@@ -336,47 +378,6 @@ async fn run(cli: Cli) -> CliResult {
             .await
         }
     }
-}
-
-async fn call(ctx: &Context, tool: &str, args: &str, detach: bool) -> CliResult {
-    let arguments: serde_json::Value = match serde_json::from_str(args) {
-        Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(_) => return Err(fail("--args must be a JSON object", exit::USAGE)),
-        Err(e) => return Err(fail(&format!("--args is not valid JSON: {e}"), exit::USAGE)),
-    };
-    let spec = ctx.single()?;
-    if detach && matches!(spec.endpoint, Endpoint::Stdio { .. }) {
-        return Err(fail(
-            "call --detach refused: a stdio server's tasks live in the server process, which \
-             ends with this command; follow the task instead (taskrail call without --detach), \
-             or use the dashboard",
-            exit::USAGE,
-        ));
-    }
-    // Refused before the engine starts: nothing reaches a read-only server.
-    if let Some(refused) = spec.refuse("call") {
-        return Err(fail(refused.text(), exit::USAGE));
-    }
-    let ledger = ctx.ledger().await?;
-    let server = spec.id.clone();
-    let (engine, events, join) = spawn_engine(vec![spec], Some(ledger), ctx.engine_config());
-    let mut follower = Follower::new(engine.clone(), Mode::Call { detach });
-    if crate::prompt::available() && !detach {
-        follower = follower.with_prompt(extras::prompt_settings(ctx), tool);
-    }
-    follower.expect_call(server.clone(), 1, tool);
-    engine
-        .send(EngineCommand::CallTool {
-            server,
-            call_id: 1,
-            tool: tool.to_string(),
-            arguments,
-            parent_task: None,
-        })
-        .await;
-    let code = follower.run(events).await;
-    stop_engine(engine, join).await;
-    Ok(code)
 }
 
 async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> CliResult {

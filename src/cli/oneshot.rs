@@ -32,26 +32,53 @@ pub async fn tools(ctx: &Context, json_out: bool) -> CliResult {
         Err(e) => return Err(fail(&format!("tools/list: {e}"), exit::CONNECTION)),
     };
     client.close().await;
-    let mut text = String::new();
-    if json_out {
+    let text = if json_out {
         let list: Vec<Value> = tools.iter().map(tool_json).collect();
-        text = crate::sanitize::json_pretty(&list) + "\n";
+        crate::sanitize::json_pretty(&list) + "\n"
     } else {
-        for t in &tools {
-            let desc = t
-                .description
-                .as_deref()
-                .map(|d| sanitize_line(d, 80))
-                .unwrap_or_default();
-            let hint = t
-                .task_support
-                .as_deref()
-                .map(|s| format!(" [task: {}]", sanitize_line(s, 20)))
-                .unwrap_or_default();
-            let _ = writeln!(text, "{:<24} {desc}{hint}", sanitize_line(&t.name, 24));
-        }
-    }
+        tools_table(&tools, columns())
+    };
     Ok(finish(&text, exit::COMPLETED))
+}
+
+/// The width to print for: `COLUMNS`, else the terminal's, else 100.
+fn columns() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+        .or_else(crate::prompt::stdout_width)
+        .unwrap_or(100)
+}
+
+/// The longest tool name printed (the protocol's names are at most 128 characters).
+const NAME_MAX: usize = 256;
+
+/// `tools` as a table `columns` wide: every name whole (it is what the user types), padded
+/// to the longest, and its task-support hint whole; the description cut to what is left.
+fn tools_table(tools: &[crate::mcp::ToolInfo], columns: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let names: Vec<String> = tools
+        .iter()
+        .map(|t| sanitize_line(&t.name, NAME_MAX))
+        .collect();
+    let name_w = names.iter().map(|n| n.width()).max().unwrap_or(0);
+    let room = columns.saturating_sub(name_w + 1).max(20);
+    let mut text = String::new();
+    for (t, name) in tools.iter().zip(&names) {
+        let hint = t
+            .task_support
+            .as_deref()
+            .map(|s| format!(" [task: {}]", sanitize_line(s, 20)))
+            .unwrap_or_default();
+        // The task-support hint stays whole too; the description takes what is left.
+        let desc = t.description.as_deref().unwrap_or_default();
+        let desc = sanitize_line(desc, room.saturating_sub(hint.width()));
+        let line = format!("{desc}{hint}");
+        let pad = name_w - name.width();
+        let _ = writeln!(text, "{name}{:pad$} {line}", "");
+    }
+    text
 }
 
 pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> CliResult {
@@ -89,7 +116,8 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> CliResult {
             })
             .await;
             let code = exit::of(crate::mcp::outcome(Some(&task), false));
-            Ok(finish(&(crate::sanitize::json_pretty(&task) + "\n"), code))
+            let shown = super::output::public(serde_json::to_value(&task).unwrap_or_default());
+            Ok(finish(&(crate::sanitize::json_pretty(&shown) + "\n"), code))
         }
         Err(e) => {
             // Only a task the ledger already holds becomes a tombstone: a mistyped id
@@ -139,7 +167,7 @@ pub async fn record_for_answer(
     spec: &ServerSpec,
     task: &TaskRef,
     key: &str,
-) -> Option<TaskRecord> {
+) -> CliResult<Option<TaskRecord>> {
     let stale = match key_state(task.record.as_ref(), key) {
         KeyState::Pending(_) | KeyState::Answered => false,
         KeyState::NotAsked { .. } | KeyState::Unknown => true,
@@ -149,25 +177,34 @@ pub async fn record_for_answer(
         .as_ref()
         .is_some_and(|r| r.era == Some(Era::Legacy));
     if !stale || legacy {
-        return task.record.clone();
+        return Ok(task.record.clone());
     }
     let Ok(client) = ctx.connect_to(spec).await else {
-        return task.record.clone();
+        return Ok(task.record.clone());
     };
     let fetched = client.get_task(&task.task_id).await;
     let era = client.era();
     client.detach().await;
-    let Ok(snap) = fetched else {
-        return task.record.clone();
+    let snap = match fetched {
+        Ok(snap) => snap,
+        // Neither the ledger nor the server knows it: nothing to answer, nothing recorded.
+        Err(e @ McpError::TaskNotFound { .. }) if task.record.is_none() => {
+            return Err(fail(
+                &format!("answer: {}", task.task_id.mask(&e.to_string())),
+                exit::UNKNOWN_TASK,
+            ));
+        }
+        Err(_) => return Ok(task.record.clone()),
     };
     ctx.record(&spec.id, |l, server| {
         track_snapshot(l, server, era, &task.task_id, &snap)
     })
     .await;
-    ctx.ledger_call(|l| l.get(&spec.id, &task.task_id))
+    Ok(ctx
+        .ledger_call(|l| l.get(&spec.id, &task.task_id))
         .await
         .ok()
-        .flatten()
+        .flatten())
 }
 
 /// Track task `id` and store its snapshot `snap` (both called now, in this order).
@@ -184,4 +221,44 @@ fn track_snapshot(
         tracked.await?;
         stored.await.map(drop)
     })
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_never_cut_the_description_is() {
+        let tool = |name: &str, d: &str| crate::mcp::ToolInfo {
+            name: name.into(),
+            title: None,
+            description: Some(d.into()),
+            input_schema: serde_json::json!({}),
+            task_support: Some("optional".into()),
+        };
+        let long = "trigger-elicitation-request-async";
+        let tools = [tool(long, &"words ".repeat(40)), tool("x", "short")];
+        for columns in [20, 60, 80, 200] {
+            let table = tools_table(&tools, columns);
+            let lines: Vec<&str> = table.lines().collect();
+            assert!(
+                lines[0].starts_with(&format!("{long} ")),
+                "{columns}: {table}"
+            );
+            let pad = " ".repeat(long.len() - 1);
+            assert!(lines[1].starts_with(&format!("x{pad} ")), "{table}");
+            if columns >= 60 {
+                assert!(lines[1].contains(" short [task: optional]"), "{table}");
+                assert!(
+                    lines.iter().all(|l| l.chars().count() <= columns),
+                    "{table}"
+                );
+            }
+        }
+        assert!(
+            tools_table(&tools, 80)
+                .lines()
+                .all(|l| l.ends_with("[task: optional]"))
+        );
+    }
 }

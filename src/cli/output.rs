@@ -98,7 +98,11 @@ const REQUEST_PREVIEW: usize = 2000;
 
 /// The request as one terminal-safe JSON line, cut when long.
 pub fn request_preview(request: &crate::mcp::InputRequest) -> String {
-    let json = crate::sanitize::json_line(request);
+    let mut v = serde_json::to_value(request).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove(REPLY_TO);
+    }
+    let json = crate::sanitize::json_line(&v);
     if json.len() <= REQUEST_PREVIEW {
         return json;
     }
@@ -106,17 +110,50 @@ pub fn request_preview(request: &crate::mcp::InputRequest) -> String {
     format!("{cut}… ({} bytes in all)", json.len())
 }
 
-/// `taskrail answer …` for one key, when every word quotes safely.
-pub fn answer_command(server: &str, task_id: &str, key: &str) -> Option<String> {
-    const RESPONSE: &str = r#"{"action":"accept","content":{…}}"#;
+/// The field a legacy request carries to remember the server's request id: ours, never shown.
+const REPLY_TO: &str = "_replyTo";
+
+/// `v` without taskrail's own fields: every input request under an `inputRequests` loses
+/// its `_replyTo` (kept in the ledger to answer a legacy server, meaningless to a person).
+pub fn public(mut v: Value) -> Value {
+    fn walk(v: &mut Value, depth: usize) {
+        if depth > 8 {
+            return;
+        }
+        if let Some(o) = v.as_object_mut() {
+            if let Some(Value::Object(requests)) = o.get_mut("inputRequests") {
+                for r in requests.values_mut() {
+                    if let Some(r) = r.as_object_mut() {
+                        r.remove(REPLY_TO);
+                    }
+                }
+            }
+            for (_, child) in o.iter_mut() {
+                walk(child, depth + 1);
+            }
+        }
+    }
+    walk(&mut v, 0);
+    v
+}
+
+/// `taskrail answer …` for one key of a request of `kind`, when every word quotes safely:
+/// the response in that kind's own shape.
+pub fn answer_command(
+    server: &str,
+    task_id: &str,
+    key: &str,
+    kind: Option<&crate::mcp::InputKind>,
+) -> Option<String> {
+    let response = super::answer_shape::example(kind);
     let base = ["taskrail", "answer", "--server", server];
     let words: Vec<&str> = if task_id.starts_with('-') || key.starts_with('-') {
         base.into_iter()
-            .chain(["--json", RESPONSE, "--", task_id, key])
+            .chain(["--json", response, "--", task_id, key])
             .collect()
     } else {
         base.into_iter()
-            .chain([task_id, key, "--json", RESPONSE])
+            .chain([task_id, key, "--json", response])
             .collect()
     };
     command_line(&words)
@@ -138,6 +175,40 @@ pub fn write_out(text: &str) -> Result<(), Closed> {
             Err(Closed)
         }
     }
+}
+
+/// Fires when the reader of standard output goes away (`| head -1` read its line and
+/// exited), so a command that waits for the next change does not wait on a reader that
+/// is gone. Never fires for a terminal or a file. A thread blocked in `poll` asking for no
+/// event: a pipe's hang-up is reported all the same.
+pub fn stdout_gone() -> tokio::sync::oneshot::Receiver<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("stdout-gone".into())
+        .spawn(move || {
+            let stdout = std::io::stdout();
+            loop {
+                let mut fds = [rustix::event::PollFd::new(
+                    &stdout,
+                    rustix::event::PollFlags::empty(),
+                )];
+                match rustix::event::poll(&mut fds, None) {
+                    Ok(_) => {
+                        let gone = rustix::event::PollFlags::ERR | rustix::event::PollFlags::HUP;
+                        if fds[0].revents().intersects(gone) {
+                            let _ = tx.send(());
+                            return;
+                        }
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return,
+                }
+            }
+        });
+    if spawned.is_err() {
+        tracing::debug!("cannot watch standard output for its reader going away");
+    }
+    rx
 }
 
 /// One line to stdout (see [`write_out`]).
@@ -172,7 +243,7 @@ pub(crate) use out;
 
 /// A ledger record as `ls --json` prints it: the wire's camelCase, the full id.
 pub fn record_json(r: &TaskRecord) -> Value {
-    serde_json::to_value(r).unwrap_or(Value::Null)
+    public(serde_json::to_value(r).unwrap_or(Value::Null))
 }
 
 /// A tool as `tools --json` prints it: `tools/list`'s own shape, `execution.taskSupport`
@@ -212,6 +283,7 @@ pub fn task_line(server: &str, task: &Task, source: UpdateSource) -> Value {
     });
     if !task.input_requests.is_empty() {
         v["inputRequests"] = serde_json::to_value(&task.input_requests).unwrap_or(Value::Null);
+        v = public(v);
     }
     if task.more_input_requests > 0 {
         v["moreInputRequests"] = json!(task.more_input_requests);
@@ -242,47 +314,9 @@ pub fn status_line(task: &Task) -> String {
     s
 }
 
-/// `{"action":…}` as given (an accept's `content`, when present, must be an object),
-/// any other object as the `content` of an accept; anything else is refused.
-pub fn normalize_response(v: Value) -> Result<Value, String> {
-    match v.get("action").and_then(Value::as_str) {
-        Some("accept") if v.get("content").is_some_and(|c| !c.is_object()) => {
-            Err("the content of an accept must be a JSON object".into())
-        }
-        Some("accept" | "decline" | "cancel") => Ok(v),
-        _ if v.is_object() => Ok(json!({ "action": "accept", "content": v })),
-        _ => Err(
-            "the response must be a JSON object: {\"action\":\"accept\",\"content\":{…}}, \
-             {\"action\":\"decline\"}, {\"action\":\"cancel\"} or the content object"
-                .into(),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn responses_are_normalised() {
-        assert_eq!(
-            normalize_response(json!({"action":"decline"})),
-            Ok(json!({"action":"decline"}))
-        );
-        assert_eq!(
-            normalize_response(json!({"name":"Ada"})),
-            Ok(json!({"action":"accept","content":{"name":"Ada"}}))
-        );
-        for bad in [
-            json!([]),
-            json!(7),
-            json!("x"),
-            json!(null),
-            json!({"action":"accept","content":[1]}),
-        ] {
-            assert!(normalize_response(bad.clone()).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn unprintable_ids_are_escaped_and_marked() {

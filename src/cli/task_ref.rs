@@ -122,7 +122,7 @@ pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, Tas
                     "no task in the ledger starts with {:?}; give --server URL to ask a server",
                     sanitize_line(given, 80)
                 ),
-                exit::USAGE,
+                exit::UNKNOWN_TASK,
             ));
         }
     };

@@ -231,8 +231,9 @@ pub enum CallResult {
     Task { task_id: TaskId, stored: bool },
     /// The server answered with a plain `CallToolResult`.
     Plain { result: Value },
-    /// The call failed.
-    Error { message: String },
+    /// The call failed; `code` is the JSON-RPC error code when the server refused it with
+    /// one (`-32602`: invalid arguments or an unknown tool).
+    Error { message: String, code: Option<i64> },
     /// Refused before anything was sent (e.g. a read-only server).
     Refused { reason: String },
 }

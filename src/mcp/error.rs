@@ -8,6 +8,10 @@ use std::time::Duration;
 use super::types::ErrorObject;
 
 /// Every failure the client can report, classified so callers can act on it.
+/// JSON-RPC "invalid params": on `tools/call`, the arguments do not fit the tool (or the
+/// tool is unknown).
+pub const INVALID_PARAMS: i64 = -32602;
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum McpError {
     /// `-32021` (older `-32003`): the server needs a capability we did not declare.

@@ -33,7 +33,7 @@ mod decode_tests;
 pub use capabilities::InputSupport;
 pub use client::{LegacySession, McpClient, Tapped};
 pub use endpoint::{ConnectOptions, Endpoint};
-pub use error::McpError;
+pub use error::{INVALID_PARAMS, McpError};
 pub use input::{InputKind, Needs};
 pub use push::{ServerPush, Subscription, SubscriptionEvent};
 pub use task_rules::{Outcome, Verdict, is_finished, judge, outcome, parse_time};

@@ -141,7 +141,10 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
     {
         out.push(DocLine::new(
             LineKind::Dim,
-            format!("… {more} more input requests not shown (they appear as these are answered)"),
+            format!(
+                "… {more} more input request{} not shown (they appear as these are answered)",
+                if more == 1 { "" } else { "s" }
+            ),
         ));
     }
     for k in &row.reused {

@@ -312,7 +312,7 @@ pub(super) fn call_finished(
                 scroll: 0,
             }));
         }
-        CallResult::Error { message } => {
+        CallResult::Error { message, .. } => {
             let text = format!("{tool} failed: {message}");
             state.notify(NoticeLevel::Error, &text, now);
         }

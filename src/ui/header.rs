@@ -41,7 +41,10 @@ impl Widget for Header<'_> {
         let inbox = state.board.waiting_total();
         let mut title = vec![
             Span::styled(" taskrail ", theme.title),
-            Span::styled(format!("{total} tasks"), theme.dim),
+            Span::styled(
+                format!("{total} task{}", if total == 1 { "" } else { "s" }),
+                theme.dim,
+            ),
         ];
         if inbox > 0 {
             title.push(Span::styled(
@@ -79,7 +82,10 @@ impl Widget for Header<'_> {
             if i + 1 == rows && state.servers.len() > rows {
                 let more = state.servers.len() - rows + 1;
                 Line::styled(
-                    format!("  … and {more} more servers (v lists them)"),
+                    format!(
+                        "  … and {more} more server{} (v lists them)",
+                        if more == 1 { "" } else { "s" }
+                    ),
                     theme.dim,
                 )
                 .render(Rect::new(area.x, y, area.width, 1), buf);

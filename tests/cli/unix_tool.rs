@@ -152,8 +152,8 @@ fn ids_starting_with_a_hyphen_reach_the_server_and_prefixes_resolve_through_the_
         (vec!["watch", "--server", url, id], 5),
         (vec!["cancel", "--server", url, id], 5),
         (vec!["answer", "--server", url, id, "-k", "--json", "{}"], 5),
-        // the server said it does not know it: the ledger has a tombstone now
-        (vec!["timeline", id], 0),
+        // the server said it does not know it: nothing was recorded
+        (vec!["timeline", id], 5),
     ];
     for (args, code) in unknown {
         let run = tr.run(&args, LIMIT);
@@ -182,7 +182,7 @@ fn ids_starting_with_a_hyphen_reach_the_server_and_prefixes_resolve_through_the_
     let with_server = tr.run(&["get", "--server", url, prefix], LIMIT);
     assert_eq!(with_server.json()["taskId"], id.as_str());
     let none = tr.run(&["get", "zzzz-no-such"], LIMIT);
-    assert_eq!(none.code, Some(2), "{none:#?}");
+    assert_eq!(none.code, Some(5), "unknown, as everywhere: {none:#?}");
     assert!(none.stderr.contains("give --server"), "{none:#?}");
 }
 

@@ -176,7 +176,7 @@ async fn a_multi_round_trip_round_nobody_answers_ends_its_call() {
         _ => None,
     })
     .await;
-    let CallResult::Error { message } = result else {
+    let CallResult::Error { message, .. } = result else {
         panic!("{result:?}");
     };
     assert!(

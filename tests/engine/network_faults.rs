@@ -96,8 +96,12 @@ fn unauthorized_is_clear_and_not_retried() {
         let run = Taskrail::new().run(&["tools", "-s", &url], LIMIT);
         assert_eq!(run.code, Some(code.into()), "{run:?}");
         assert!(run.stderr.contains(says), "{status}: {}", run.stderr);
-        // The discover probe, and nothing after it: no legacy fallback, no retries.
-        assert_eq!(count.load(Ordering::SeqCst), 1, "{status}: requests sent");
+        // The discover probe, and nothing after it: no legacy fallback, no retries (for a
+        // 401 on a loopback address, the CLI also reads the resource metadata's well-known
+        // addresses, two GETs, to suggest the spelling of the address that signs in).
+        let most = if code == exit::SIGN_IN { 3 } else { 1 };
+        let sent = count.load(Ordering::SeqCst);
+        assert!((1..=most).contains(&sent), "{status}: {sent} requests sent");
     }
 }
 

@@ -122,6 +122,19 @@ fn an_unknown_task_id_exits_5() {
     assert_eq!(get.code, Some(5), "{get:#?}");
     let watch = tr.run(&["watch", "-s", &peer.url, "no-such-task"], LIMIT);
     assert_eq!(watch.code, Some(5), "{watch:#?}");
+    let cancel = tr.run(&["cancel", "-s", &peer.url, "no-such-task"], LIMIT);
+    assert_eq!(cancel.code, Some(5), "{cancel:#?}");
+    let answer = [
+        "answer",
+        "-s",
+        &peer.url,
+        "no-such-task",
+        "k",
+        "--json",
+        "{}",
+    ];
+    let answer = tr.run(&answer, LIMIT);
+    assert_eq!(answer.code, Some(5), "{answer:#?}");
     // A mistyped id leaves nothing behind: no row, no tombstone.
     let ls = tr.run(&["ls", "--all", "--json"], LIMIT);
     assert_eq!(ls.code, Some(0), "{ls:#?}");

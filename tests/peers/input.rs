@@ -444,11 +444,15 @@ fn everything(tr: &Taskrail, extra: &str) -> (support::Peer, PathBuf) {
 fn everything_offers_the_tools_of_what_is_declared_only() {
     let tr = Taskrail::new();
     let (_peer, plain) = everything(&tr, "");
+    // The name is what the user types: whole at any width (the description is cut).
+    for columns in ["40", "80", "200"] {
+        let narrow = Taskrail::new().with_env("COLUMNS", columns);
+        let tools = run_cli(&narrow, &plain, &["tools", "-s", "peer"]).stdout;
+        for name in ["trigger-elicitation-request ", "trigger-url-elicitation "] {
+            assert!(tools.contains(name), "COLUMNS={columns}: {tools}");
+        }
+    }
     let tools = run_cli(&tr, &plain, &["tools", "-s", "peer"]).stdout;
-    assert!(
-        tools.contains("trigger-elicitation-request ") || tools.contains("trigger-elicitation-req"),
-        "{tools}"
-    );
     assert!(
         tools.contains("trigger-url-elicitation"),
         "URL mode is declared: {tools}"

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod answers;
 mod everything;
 mod fastmcp;
 mod harness;

@@ -232,3 +232,32 @@ fn no_browser_prints_the_url_and_a_pasted_redirect_completes_the_sign_in() {
     let tools = tr.run(&["tools", "-s", &peer.url], LIMIT);
     assert_eq!(tools.code, Some(0), "{tools:?}");
 }
+
+#[test]
+fn a_loopback_server_named_another_way_is_offered_the_spelling_that_signs_in() {
+    // The example's resource metadata says `localhost`; the user typed 127.0.0.1.
+    let peer = support::sdk_oauth_http();
+    let tr = Taskrail::new().with_fake_browser();
+    let typed = peer.url.replace("localhost", "127.0.0.1");
+    assert_ne!(
+        typed, peer.url,
+        "the example names itself localhost: {}",
+        peer.url
+    );
+    let works = format!("taskrail auth login {}", peer.url);
+
+    let login = tr.run(&["auth", "login", &typed], LIMIT);
+    assert_ne!(login.code, Some(0), "{login:?}");
+    assert!(login.stderr.contains(&works), "{login:?}");
+    assert_eq!(tr.browser_visits(), 0, "refused before the browser");
+    let tools = tr.run(&["tools", "-s", &typed], LIMIT);
+    assert_eq!(tools.code, Some(exit::SIGN_IN.into()), "{tools:?}");
+    assert!(
+        tools.stderr.contains(&works),
+        "not the failing spelling: {tools:?}"
+    );
+
+    // The suggested command signs in.
+    let login = tr.run(&["auth", "login", &peer.url], LIMIT);
+    assert_eq!(login.code, Some(0), "{login:?}");
+}

@@ -119,12 +119,25 @@ impl Tmux {
         ]);
     }
 
-    /// Poll the pane until `cond` holds; returns that screen. Panics with the last screen.
+    /// The number of the dashboard's last whole frame (it titles the pane `taskrail frame N`
+    /// when started by `launch_dashboard`); `None` when no dashboard draws in the pane.
+    pub fn frame(&self) -> Option<u64> {
+        self.tmux(&["display-message", "-p", "-t", "0", "#{pane_title}"])
+            .trim()
+            .strip_prefix("taskrail frame ")
+            .and_then(|n| n.parse().ok())
+    }
+
+    /// Poll the pane until `cond` holds; returns that screen. While a dashboard draws in the
+    /// pane, a screen counts only when no frame ended while it was read (the frame number
+    /// is the same before and after), so a half-drawn frame is never taken for the answer.
+    /// Panics with the last screen.
     pub fn wait(&self, what: &str, cond: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + LIMIT;
         loop {
+            let before = self.frame();
             let screen = self.screen();
-            if cond(&screen) {
+            if cond(&screen) && self.frame() == before {
                 return screen;
             }
             if Instant::now() > deadline {
@@ -162,7 +175,7 @@ impl Tmux {
             .map(|(k, v)| format!("{k}={} ", quote(Path::new(v))))
             .collect();
         let line = format!(
-            "TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_TOKEN_STORE={} TASKRAIL_LOG_LEVEL=debug {extra}{} {args}; echo {EXITED}$?",
+            "TASKRAIL_FRAME_TITLE=1 TASKRAIL_NO_NOTIFY=1 TASKRAIL_DB={} TASKRAIL_LOG={} TASKRAIL_TOKEN_STORE={} TASKRAIL_LOG_LEVEL=debug {extra}{} {args}; echo {EXITED}$?",
             quote(&tr.db()),
             quote(&tr.log()),
             quote(&tr.tokens()),

@@ -99,7 +99,22 @@ impl Follower {
                             exit::COMPLETED
                         });
                     }
-                    CallResult::Error { message } => {
+                    CallResult::Error {
+                        message,
+                        code: Some(crate::mcp::INVALID_PARAMS),
+                    } => {
+                        say!(
+                            "error: {} refused the call of {} as invalid: {}",
+                            shown(server.as_str()),
+                            sanitize_line(&tool, 100),
+                            sanitize_line(&message, 500)
+                        );
+                        say!(
+                            "check the arguments against the tool's inputSchema (taskrail tools --json)"
+                        );
+                        return Some(exit::INVALID);
+                    }
+                    CallResult::Error { message, .. } => {
                         say!(
                             "error: {}: {}",
                             sanitize_line(&tool, 100),
@@ -143,8 +158,9 @@ impl Follower {
                 target.last = Some(task.clone());
                 if more_changed && self.mode != (Mode::Watch { json: true }) {
                     say!(
-                        "task {}: {more} more input requests not shown (they come up as these are answered)",
-                        shown_short(task.task_id.as_str())
+                        "task {}: {more} more input request{} not shown (they come up as these are answered)",
+                        shown_short(task.task_id.as_str()),
+                        if more == 1 { "" } else { "s" }
                     );
                 }
                 match self.mode {
@@ -224,7 +240,8 @@ impl Follower {
                 );
                 say!("  key: {}", shown(&key));
                 say!("  request: {}", request_preview(&request));
-                match answer_command(server.as_str(), task_id.as_str(), &key) {
+                let kind = crate::mcp::InputKind::of(&request);
+                match answer_command(server.as_str(), task_id.as_str(), &key, Some(&kind)) {
                     Some(cmd) => say!("  answer with: {cmd}"),
                     None => say!("  the task id or key {UNQUOTABLE}"),
                 }
@@ -322,6 +339,21 @@ impl Follower {
                         pending: Vec::new(),
                     };
                     return Box::pin(self.on_event(ev)).await;
+                }
+                // The current state first, whoever follows the task (another process may
+                // hold its lease: then changes come through the ledger only).
+                let key = (server.clone(), task.task_id.clone());
+                if self.targets.get(&key).is_some_and(|t| t.last.is_none()) {
+                    let ev = EngineEvent::TaskUpdated {
+                        server: server.clone(),
+                        task: last.clone(),
+                        source: crate::engine::UpdateSource::Ledger,
+                        latency_ms: None,
+                        pending: Vec::new(),
+                    };
+                    if let Some(code) = Box::pin(self.on_event(ev)).await {
+                        return Some(code);
+                    }
                 }
                 // Requests still waiting from before a restart are shown again.
                 for key in task.pending {

@@ -15,8 +15,8 @@ mod events;
 
 use super::args::exit;
 use super::output::{
-    Closed, UNQUOTABLE, answer_command, command_line, normalize_response, out, request_preview,
-    say, shown, shown_short, status_line, task_line, write_out,
+    Closed, UNQUOTABLE, answer_command, command_line, out, request_preview, say, shown,
+    shown_short, status_line, task_line, write_out,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, EngineHandle, ServerId, TaskId};
 use crate::mcp::{Task, TaskStatus};
@@ -90,6 +90,12 @@ impl Follower {
             backlog: Default::default(),
             stdout_closed: false,
         }
+    }
+
+    /// Events read before the follower ran, handled first.
+    pub fn with_backlog(mut self, events: std::collections::VecDeque<EngineEvent>) -> Self {
+        self.backlog = events;
+        self
     }
 
     /// Ask input requests in a prompt (a terminal is there) for the call of `tool`.
@@ -167,6 +173,12 @@ impl Follower {
         // One listener for the whole run: a Ctrl-C that lands while an event is being
         // handled is still seen (a listener made per turn of the loop would miss it).
         let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+        // `watch` writes its lines to stdout: a reader gone (`| head -1`) ends it at once,
+        // not at the next change.
+        let mut reader_gone = match self.mode {
+            Mode::Watch { .. } => Some(super::output::stdout_gone()),
+            Mode::Call { .. } => None,
+        };
         loop {
             if let Some(code) = self.finished() {
                 return code;
@@ -200,6 +212,14 @@ impl Follower {
                 _ = &mut interrupted => {
                     self.detach_message();
                     return exit::INTERRUPTED;
+                }
+                gone = recv_gone(&mut reader_gone) => {
+                    match gone {
+                        // Nobody reads any more: end quietly; the tasks keep running.
+                        Ok(()) => return exit::COMPLETED,
+                        Err(_) => reader_gone = None,
+                    }
+                    None
                 }
             };
             self.events = Some(events);
@@ -320,22 +340,35 @@ impl Follower {
                 }
             },
         };
-        let json = match normalize_response(json) {
+        let found = self.targets.iter_mut().find_map(|(tk, t)| {
+            let pos = match &key {
+                Some(k) => t.pending_keys.iter().position(|p| p == k),
+                None => (!t.pending_keys.is_empty()).then_some(0),
+            }?;
+            let kind = t
+                .last
+                .as_ref()
+                .and_then(|l| l.input_requests.get(&t.pending_keys[pos]))
+                .map(crate::mcp::InputKind::of);
+            Some((tk.clone(), pos, kind))
+        });
+        let Some(((server, task_id), pos, kind)) = found else {
+            say!("no pending input request to answer");
+            return;
+        };
+        // Checked in the request's own shape; a refused line leaves the key pending.
+        let json = match super::answer_shape::normalize_response(json, kind.as_ref()) {
             Ok(v) => v,
             Err(e) => {
                 say!("not an answer: {e}");
                 return;
             }
         };
-        let found = self.targets.iter_mut().find_map(|(tk, t)| {
-            let pos = match &key {
-                Some(k) => t.pending_keys.iter().position(|p| p == k),
-                None => (!t.pending_keys.is_empty()).then_some(0),
-            }?;
-            Some((tk.clone(), t.pending_keys.remove(pos)))
-        });
-        let Some(((server, task_id), key)) = found else {
-            say!("no pending input request to answer");
+        let Some(key) = self
+            .targets
+            .get_mut(&(server.clone(), task_id.clone()))
+            .map(|t| t.pending_keys.remove(pos))
+        else {
             return;
         };
         let mut responses = BTreeMap::new();
@@ -374,6 +407,15 @@ fn stdin_lines() -> Lines {
         })
         .ok()?;
     Some(rx)
+}
+
+async fn recv_gone(
+    gone: &mut Option<tokio::sync::oneshot::Receiver<()>>,
+) -> Result<(), tokio::sync::oneshot::error::RecvError> {
+    match gone {
+        Some(rx) => rx.await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn recv_line(lines: &mut Lines) -> Option<String> {

@@ -45,7 +45,10 @@ impl ServerActor {
                 let kind = RoundKind::Mrtr { request_state };
                 match self.input_round(call, kind, input_requests).await {
                     None => return,
-                    Some(message) => CallResult::Error { message },
+                    Some(message) => CallResult::Error {
+                        message,
+                        code: None,
+                    },
                 }
             }
             Err(McpError::Rpc {
@@ -61,6 +64,7 @@ impl ServerActor {
                         None => return,
                         Some(why) => CallResult::Error {
                             message: format!("{message} ({why})"),
+                            code: None,
                         },
                     }
                 }
@@ -68,13 +72,19 @@ impl ServerActor {
                     self.stats.error();
                     CallResult::Error {
                         message: format!("server error {URL_ELICITATION_REQUIRED}: {message}"),
+                        code: Some(URL_ELICITATION_REQUIRED),
                     }
                 }
             },
             Err(e) => {
                 self.stats.error();
+                let code = match &e {
+                    McpError::Rpc { code, .. } => Some(*code),
+                    _ => None,
+                };
                 CallResult::Error {
                     message: e.to_string(),
+                    code,
                 }
             }
         };

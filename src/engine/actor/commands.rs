@@ -57,7 +57,14 @@ impl ServerActor {
                 let Some(client) = self.client.clone() else {
                     let message = "not connected".to_string();
                     return self
-                        .call_done(call_id, tool, CallResult::Error { message })
+                        .call_done(
+                            call_id,
+                            tool,
+                            CallResult::Error {
+                                message,
+                                code: None,
+                            },
+                        )
                         .await;
                 };
                 self.stats.request();
@@ -258,19 +265,12 @@ impl ServerActor {
             }
         };
         let local = self.tasks.get(&task_id).is_some_and(|t| t.local);
-        // The timeline says what was sent before the status change it causes.
-        let server = self.id();
-        self.ledger_queue(|l| {
-            let events = responses.iter().map(|(key, resp)| {
-                let action = resp
-                    .get("action")
-                    .and_then(Value::as_str)
-                    .unwrap_or("accept");
-                let detail = json!({ "key": key, "action": action });
-                l.record_event(&server, &task_id, EventKind::InputSent, None, &detail)
-            });
-            ledger::all(events.collect())
-        });
+        // The timeline says what was sent before the status change it causes; a task the
+        // ledger does not know gets its row only once the server took the answer (a
+        // mistyped id leaves nothing behind).
+        if self.tasks.contains_key(&task_id) {
+            self.record_inputs_sent(&task_id, &responses);
+        }
         if local {
             // The proxy that runs the call answers its server's requests.
             return self
@@ -338,11 +338,15 @@ impl ServerActor {
         if let Some(t) = self.tasks.get_mut(&task_id) {
             t.cancel_in_flight = true;
         }
-        let (server, id) = (self.id(), task_id.clone());
-        let detail = by.detail();
-        self.ledger_queue(move |l| {
-            l.record_event(&server, &id, EventKind::CancelRequested, None, &detail)
-        });
+        // A task the ledger does not know gets its row only once the server acknowledges
+        // the cancel: a mistyped id leaves nothing behind.
+        if self.tasks.contains_key(&task_id) {
+            let (server, id) = (self.id(), task_id.clone());
+            let detail = by.detail();
+            self.ledger_queue(move |l| {
+                l.record_event(&server, &id, EventKind::CancelRequested, None, &detail)
+            });
+        }
         if self.tasks.get(&task_id).is_some_and(|t| t.local) {
             // The proxy that runs the call stops it.
             drop(client);
@@ -409,6 +413,22 @@ impl ServerActor {
         }
     }
 
+    /// The timeline's `input_sent` for each response.
+    fn record_inputs_sent(&self, task_id: &TaskId, responses: &BTreeMap<String, Value>) {
+        let server = self.id();
+        self.ledger_queue(|l| {
+            let events = responses.iter().map(|(key, resp)| {
+                let action = resp
+                    .get("action")
+                    .and_then(Value::as_str)
+                    .unwrap_or("accept");
+                let detail = json!({ "key": key, "action": action });
+                l.record_event(&server, task_id, EventKind::InputSent, None, &detail)
+            });
+            ledger::all(events.collect())
+        });
+    }
+
     pub(super) async fn on_answered(
         &mut self,
         task_id: TaskId,
@@ -418,10 +438,13 @@ impl ServerActor {
     ) {
         let keys: Vec<String> = responses.keys().cloned().collect();
         let (server, id) = (self.id(), task_id.clone());
+        let known = self.tasks.contains_key(&task_id);
         match result {
             Ok(()) => {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.answered.extend(keys.iter().cloned());
+                } else {
+                    self.record_inputs_sent(&task_id, &responses);
                 }
                 self.ledger(|l| {
                     let mut ops: Vec<_> = responses
@@ -453,8 +476,10 @@ impl ServerActor {
                 let why = failure.text().to_string();
                 self.ledger_queue(|l| {
                     let detail = json!({ "answer": why });
-                    let mut ops =
-                        vec![l.record_event(&server, &id, EventKind::Error, None, &detail)];
+                    let mut ops = Vec::new();
+                    if known {
+                        ops.push(l.record_event(&server, &id, EventKind::Error, None, &detail));
+                    }
                     ops.extend(request.map(|req| l.complete_request(req, Some(&why))));
                     ledger::all(ops)
                 });
@@ -487,10 +512,20 @@ impl ServerActor {
                 if let Some(t) = self.tasks.get_mut(&task_id) {
                     t.cancel_requested = true;
                 }
+                let unknown = !self.tasks.contains_key(&task_id);
                 self.ledger(|l| {
                     let detail = json!({});
-                    let mut ops =
-                        vec![l.record_event(&server, &id, EventKind::CancelAcked, None, &detail)];
+                    let mut ops = Vec::new();
+                    if unknown {
+                        ops.push(l.record_event(
+                            &server,
+                            &id,
+                            EventKind::CancelRequested,
+                            None,
+                            &detail,
+                        ));
+                    }
+                    ops.push(l.record_event(&server, &id, EventKind::CancelAcked, None, &detail));
                     ops.extend(request.map(|req| l.complete_request(req, None)));
                     ledger::all(ops)
                 })

@@ -171,7 +171,10 @@ impl ServerActor {
             server: self.id(),
             call_id,
             tool,
-            result: CallResult::Error { message },
+            result: CallResult::Error {
+                message,
+                code: None,
+            },
         })
         .await;
     }

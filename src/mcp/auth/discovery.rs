@@ -175,6 +175,44 @@ pub fn resource_matches(server: &Url, resource: &str) -> bool {
     rp.is_empty() || sp == rp || sp.starts_with(&format!("{rp}/"))
 }
 
+/// `server` spelled with the loopback host `resource` names, when that is the only
+/// difference (`127.0.0.1` typed, `localhost` in the metadata, or the other way round):
+/// the address under which a sign-in works.
+pub fn loopback_alias(server: &Url, resource: &str) -> Option<String> {
+    let r = Url::parse(resource).ok()?;
+    let loopback = |u: &Url| literal_reach(u) == Some(Reach::Loopback);
+    let (rh, sh) = (r.host_str()?, server.host_str()?);
+    if !loopback(&r) || !loopback(server) || rh.eq_ignore_ascii_case(sh) {
+        return None;
+    }
+    let mut alias = server.clone();
+    alias.set_host(Some(rh)).ok()?;
+    resource_matches(&alias, resource).then(|| alias.to_string())
+}
+
+/// For a loopback server, the spelling of its address that its own resource metadata
+/// uses, when it differs from the one given (see [`loopback_alias`]). Best effort, a few
+/// seconds at most: `None` when there is nothing to suggest.
+pub async fn working_spelling(server: &Url) -> Option<String> {
+    if literal_reach(server) != Some(Reach::Loopback) {
+        return None;
+    }
+    let http = AuthHttp::new("taskrail", true, server).ok()?;
+    let probe = async {
+        for url in resource_metadata_urls(server) {
+            if let Ok(Fetched::Json(v)) = http.get_json(&url).await {
+                let resource = v.get("resource")?.as_str()?.to_string();
+                return loopback_alias(server, &resource);
+            }
+        }
+        None
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(3), probe)
+        .await
+        .ok()
+        .flatten()
+}
+
 /// The well-known URLs of the protected-resource metadata, in the order to try.
 fn resource_metadata_urls(server: &Url) -> Vec<Url> {
     let mut out = Vec::new();
@@ -245,6 +283,13 @@ pub async fn resource_metadata(
                         endpoint_text(url)
                     ))
                 })?;
+                if let Some(alias) = loopback_alias(server, &md.resource) {
+                    return Err(AuthError::Refused(format!(
+                        "the resource metadata names {}: the server calls itself by that \
+                         name, so sign in (and connect) with {alias}",
+                        crate::sanitize::sanitize_line(&md.resource, 120)
+                    )));
+                }
                 if !resource_matches(server, &md.resource) {
                     return Err(AuthError::Refused(format!(
                         "the resource metadata names another resource ({}), not this server",
@@ -410,6 +455,34 @@ pub async fn discover(
 /// is checked for its token endpoint alone.
 pub fn require_pkce(server: &Url, md: &ServerMetadata) -> Result<(), AuthError> {
     validate(server, md, true)
+}
+
+#[cfg(test)]
+mod alias_tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_server_named_another_way_is_offered_its_own_spelling() {
+        let typed = Url::parse("http://127.0.0.1:3000/mcp").unwrap();
+        assert_eq!(
+            loopback_alias(&typed, "http://localhost:3000/mcp").as_deref(),
+            Some("http://localhost:3000/mcp")
+        );
+        let typed = Url::parse("http://localhost:3000/mcp").unwrap();
+        assert_eq!(
+            loopback_alias(&typed, "http://127.0.0.1:3000/").as_deref(),
+            Some("http://127.0.0.1:3000/mcp")
+        );
+        for other in [
+            "http://localhost:3001/mcp",
+            "https://localhost:3000/mcp",
+            "http://localhost:3000/other",
+            "http://evil.example:3000/mcp",
+            "http://localhost:3000/mcp",
+        ] {
+            assert_eq!(loopback_alias(&typed, other), None, "{other}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -192,6 +192,37 @@ impl TokenStore {
         .await
     }
 
+    /// The key of every server the store holds a sign-in for (whatever the config names).
+    pub async fn keys(&self) -> Result<Vec<String>, AuthError> {
+        let b = self.backend().await?;
+        blocking(move || match &*b {
+            Backend::File(p) => {
+                with_file(p, false, |doc| Ok(doc.servers.keys().cloned().collect()))
+            }
+            Backend::Keyring(s) => {
+                let spec = std::collections::HashMap::from([("service", SERVICE)]);
+                let found = keyring_core::Entry::search_in_store(s, &spec)
+                    .map_err(|e| AuthError::Store(format!("keyring: {e}")))?;
+                let mut keys: Vec<String> = found
+                    .iter()
+                    .filter_map(|e| e.get_specifiers())
+                    .filter(|(service, _)| service == SERVICE)
+                    .map(|(_, key)| key)
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                Ok(keys)
+            }
+            Backend::Memory(m) => Ok(m
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .keys()
+                .cloned()
+                .collect()),
+        })
+        .await
+    }
+
     /// Forget a server entirely; whether there was anything to forget.
     pub async fn remove(&self, key: &str) -> Result<bool, AuthError> {
         let (b, key) = (self.backend().await?, key.to_string());
@@ -404,6 +435,26 @@ mod tests {
                 scopes: vec![],
             }),
         }
+    }
+
+    #[tokio::test]
+    async fn the_store_lists_every_server_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TokenStore::new(StoreChoice::File(dir.path().join("tokens.json")));
+        assert_eq!(store.keys().await.unwrap(), Vec::<String>::new());
+        for key in ["http://127.0.0.1:1/mcp", "https://b.example/mcp"] {
+            store
+                .update(key, |e| {
+                    e.current = Some("https://as.example".into());
+                    e.issuers.insert("https://as.example".into(), entry("t"));
+                })
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            store.keys().await.unwrap(),
+            vec!["http://127.0.0.1:1/mcp", "https://b.example/mcp"]
+        );
     }
 
     #[tokio::test]
