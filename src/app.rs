@@ -32,6 +32,7 @@ pub mod export_file;
 #[cfg(test)]
 mod loop_tests;
 mod pacing;
+mod wire_feed;
 
 use pacing::Pacer;
 
@@ -257,9 +258,6 @@ fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static st
 /// Engine events folded in at most before the loop looks at input and the screen again.
 const DRAIN_MAX: usize = 512;
 
-/// Wire records queued for the loop (more are dropped by the hub until it catches up).
-const WIRE_QUEUE: usize = 1024;
-
 /// Watches the loop from outside (the `bench` subcommand); the dashboard uses `NoProbe`.
 pub trait Probe {
     /// A message is about to be folded into the state.
@@ -401,12 +399,7 @@ where
         settings,
         wire,
     } = ctx;
-    // The wire view's feed: the hub sends while the view is open (or `--wire` writes).
-    let (wire_tx, mut wire_rx) = mpsc::channel(WIRE_QUEUE);
-    if let Some(hub) = &wire {
-        hub.set_feed(Some(wire_tx));
-    }
-    let mut watching = false;
+    let mut feed = wire_feed::WireFeed::new(wire);
     let mut state = State::new(servers, read_only, settings.keymap);
     for (server, why) in &disabled {
         state.disable_server(server, why);
@@ -495,7 +488,7 @@ where
                     }
                 },
                 Some(m) = loads.next(), if !loads.is_empty() => m,
-                Some(rec) = wire_rx.recv(), if wire.is_some() => Msg::Wire(rec),
+                Some(rec) = feed.recv(), if feed.enabled() => Msg::Wire(rec),
                 permit = commands.reserve(), if !outbox.is_empty() => {
                     match permit {
                         Ok(p) => {
@@ -519,7 +512,7 @@ where
             }
         };
         // A wire record while the view is closed (`--wire` on) changes nothing on screen.
-        if watching || !matches!(msg, Msg::Wire(_)) {
+        if feed.watching || !matches!(msg, Msg::Wire(_)) {
             if !dirty {
                 dirty_since = Instant::now();
             }
@@ -547,13 +540,7 @@ where
             let m = viewport(&state, size.width, size.height);
             update(&mut state, m, chrono::Utc::now());
         }
-        let open = crate::state::wire::is_open(&state);
-        if open != watching {
-            watching = open;
-            if let Some(hub) = &wire {
-                hub.set_watching(open);
-            }
-        }
+        feed.follow(&state);
         for fx in effects {
             match fx {
                 Effect::Quit => return Ok(()),
