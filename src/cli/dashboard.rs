@@ -20,10 +20,10 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
                 // A stable name: the demo server's port changes on every start.
                 let id = ServerId::named("demo");
                 shown.shown.push(id.clone());
-                shown.specs.push(ServerSpec {
+                shown.specs.push(wire::tapped(ServerSpec {
                     id,
                     ..ServerSpec::new(endpoint, options)
-                });
+                }));
                 demo_server = Some(server);
             }
             Err(e) => {
@@ -77,6 +77,7 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
         timeline: Arc::new(LedgerTimeline(ledger)),
         read_only: ctx.read_only,
         settings: extras::dashboard_settings(&ctx.config),
+        wire: wire::hub(),
     };
     let result = crate::app::run_dashboard(dashboard).await;
     stop_engine(engine, join).await;

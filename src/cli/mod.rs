@@ -24,6 +24,7 @@ mod proxy;
 mod proxy_headers;
 mod servers;
 mod task_ref;
+mod wire;
 
 pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};
 
@@ -272,6 +273,10 @@ pub fn main() -> ExitCode {
     let cli = Cli::from_args();
     let _guard = logging::init_logging(&cli.global);
     start_telemetry(&cli);
+    let dashboard = matches!(cli.command, None | Some(Command::Demo));
+    if let Err(failure) = wire::install(cli.global.wire.as_deref(), dashboard) {
+        return ExitCode::from(failure.report());
+    }
     let runtime = match runtime_for(cli.command.as_ref()) {
         Ok(r) => r,
         Err(e) => {
@@ -294,6 +299,7 @@ pub fn main() -> ExitCode {
     });
     runtime.shutdown_timeout(Duration::from_millis(500));
     crate::telemetry::shutdown();
+    wire::close();
     ExitCode::from(code)
 }
 

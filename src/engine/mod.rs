@@ -15,6 +15,8 @@ pub mod schedule;
 pub mod stats;
 pub mod tracker;
 
+/// The wire hub, for the dashboard's wire view (see `mcp::wire`).
+pub use crate::mcp::wire::WireHub;
 pub use api::*;
 
 use std::sync::Arc;

@@ -26,6 +26,7 @@ pub mod task_rules;
 pub mod trace_hook;
 pub mod transport;
 pub mod types;
+pub mod wire;
 
 #[cfg(test)]
 mod decode_tests;

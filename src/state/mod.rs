@@ -44,6 +44,8 @@ pub mod text_area;
 pub mod time;
 mod update;
 pub mod views;
+pub mod wire;
+pub mod wire_log;
 
 #[cfg(test)]
 mod tests;
@@ -129,6 +131,8 @@ pub enum Msg {
     Answer(InputTarget),
     /// An `Effect::OpenBrowser` could not start the browser.
     BrowserFailed(String),
+    /// A JSON-RPC message crossed (for the wire view; task ids already masked).
+    Wire(crate::mcp::wire::WireRecord),
     /// An `Effect::RunSampling` ended: the command's stdout, or why it failed.
     SamplingFinished {
         target: InputTarget,
@@ -218,6 +222,8 @@ pub struct State {
     pub roots_shared: HashMap<ServerId, Vec<views::roots::RootsShare>>,
     /// Sampling replies typed (or produced) but not sent yet, by request.
     pub drafts: HashMap<(InputTarget, String), String>,
+    /// The messages of every server, for the wire view (bounded rings).
+    pub wire: wire_log::WireLog,
 }
 
 impl State {
@@ -243,6 +249,7 @@ impl State {
             input: HashMap::new(),
             roots_shared: HashMap::new(),
             drafts: HashMap::new(),
+            wire: wire_log::WireLog::default(),
         }
     }
 
@@ -295,6 +302,8 @@ impl State {
             Some(Modal::Sampling(_)) => Context::Sampling,
             Some(Modal::Help { .. }) => Context::Help,
             Some(m) if m.picker().is_some_and(|p| p.editing()) => Context::Filter,
+            Some(Modal::Wire(v)) if v.editing => Context::Filter,
+            Some(Modal::Wire(_)) => Context::Wire,
             Some(Modal::ServerPicker(_) | Modal::ToolPicker(_) | Modal::Inbox(_)) => {
                 Context::Picker
             }

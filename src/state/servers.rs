@@ -298,6 +298,9 @@ pub(super) fn stats(
     s.errors_total = errors_total;
 }
 
+/// The servers view's title (the wire view opens on the server under its top).
+pub const VIEW_TITLE: &str = "Servers";
+
 /// `v` / `:servers`: every server with its address, what it can do for push, its health
 /// in words (a failure says what to do about it) and its request counts.
 pub(super) fn open_view(state: &mut State) {
@@ -343,7 +346,7 @@ pub(super) fn open_view(state: &mut State) {
         lines.push(DocLine::new(LineKind::Dim, ""));
     }
     state.modals.push(Modal::Doc(DocView {
-        title: "Servers".to_string(),
+        title: VIEW_TITLE.to_string(),
         lines,
         scroll: 0,
     }));

@@ -18,3 +18,4 @@ mod otel;
 mod secrets;
 mod sign_ins;
 mod unix_tool;
+mod wire_log;

@@ -13,3 +13,4 @@ mod input;
 mod restart;
 mod shared_ledger;
 mod signin;
+mod wire;

@@ -11,3 +11,4 @@ mod hosts;
 mod listener;
 mod otel;
 mod retry;
+mod wire_log;

@@ -10,3 +10,4 @@ mod dashboard;
 mod escapes;
 mod inbox_and_commands;
 mod input;
+mod wire;
