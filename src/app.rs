@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::{Desktop, NotifyConfig};
-use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
+use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId, WireHub};
 pub use crate::state::TimelineEntry;
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
@@ -32,6 +32,7 @@ pub mod export_file;
 #[cfg(test)]
 mod loop_tests;
 mod pacing;
+mod wire_feed;
 
 use pacing::Pacer;
 
@@ -188,6 +189,8 @@ pub struct DashboardContext {
     /// Disables cancel, answer and call.
     pub read_only: bool,
     pub settings: DashboardSettings,
+    /// Where the wire view's messages come from (none: the view stays empty).
+    pub wire: Option<Arc<WireHub>>,
 }
 
 impl DashboardContext {
@@ -206,6 +209,7 @@ impl DashboardContext {
             timeline: Arc::new(NoTimeline),
             read_only: false,
             settings: DashboardSettings::default(),
+            wire: None,
         }
     }
 }
@@ -393,7 +397,9 @@ where
         timeline,
         read_only,
         settings,
+        wire,
     } = ctx;
+    let mut feed = wire_feed::WireFeed::new(wire);
     let mut state = State::new(servers, read_only, settings.keymap);
     for (server, why) in &disabled {
         state.disable_server(server, why);
@@ -482,6 +488,7 @@ where
                     }
                 },
                 Some(m) = loads.next(), if !loads.is_empty() => m,
+                Some(rec) = feed.recv(), if feed.enabled() => Msg::Wire(rec),
                 permit = commands.reserve(), if !outbox.is_empty() => {
                     match permit {
                         Ok(p) => {
@@ -504,11 +511,14 @@ where
                 _ = tokio::time::sleep_until(draw_at), if dirty => continue,
             }
         };
-        if !dirty {
-            dirty_since = Instant::now();
+        // A wire record while the view is closed (`--wire` on) changes nothing on screen.
+        if feed.watching || !matches!(msg, Msg::Wire(_)) {
+            if !dirty {
+                dirty_since = Instant::now();
+            }
+            dirty = true;
+            last_msg = Instant::now();
         }
-        dirty = true;
-        last_msg = Instant::now();
         if matches!(msg, Msg::Engine(EngineEvent::TasksResumed { more: 0, .. })) {
             // The engine says a resume's last rows came: nothing more of that burst.
             pacer.burst_over();
@@ -530,6 +540,7 @@ where
             let m = viewport(&state, size.width, size.height);
             update(&mut state, m, chrono::Utc::now());
         }
+        feed.follow(&state);
         for fx in effects {
             match fx {
                 Effect::Quit => return Ok(()),

@@ -19,9 +19,13 @@
 //! - `ledger` — everything durable (a SQLite file; a team's PostgreSQL schema and roles):
 //!   tasks, timeline, leases, outbox, sessions, the change feed other processes read. May
 //!   import `ids`, `sanitize`, `paths`, `mcp`.
+//! - `telemetry` — OpenTelemetry export over OTLP (only when the `OTEL_*` variables or the
+//!   config's `[telemetry]` say where): a task is one span, each request a child span, W3C
+//!   trace context in `_meta` (through `mcp::trace_hook`); never a task id. May import `ids`,
+//!   `sanitize`, `mcp`.
 //! - `engine` — one actor per server (push first, paced polling, intents), the router and the
 //!   feed; emits `EngineEvent`s, takes `EngineCommand`s. May import `ids`, `sanitize`, `mcp`,
-//!   `ledger`.
+//!   `ledger`, `telemetry`.
 //! - `state` — `State`, `Msg`, `Effect` and the pure reducer `update`. May import `ids`,
 //!   `sanitize`, `mcp`, `engine` (its event and command types).
 //! - `config` — the user's TOML, themes, keymap overrides, other hosts' config files (pure
@@ -43,7 +47,7 @@
 //!   `paths`, `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`.
 //! - `cli` — subcommands and the composition root; exit codes. May import `ids`, `sanitize`,
 //!   `paths`, `mcp`, `ledger`, `engine`, `state`, `config`, `ui`, `app`, `demo`, `bench`,
-//!   `proxy`, `prompt` (everything above but the launcher).
+//!   `proxy`, `prompt`, `telemetry` (everything above but the launcher).
 //!
 //! # Data flow
 //!
@@ -85,4 +89,5 @@ pub mod prompt;
 pub mod proxy;
 pub mod sanitize;
 pub mod state;
+pub mod telemetry;
 pub mod ui;

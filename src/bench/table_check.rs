@@ -10,7 +10,7 @@ use ratatui::widgets::{Cell, Row, Table, Widget};
 use super::fixtures::board;
 use crate::state::{Now, State};
 use crate::ui::Theme;
-use crate::ui::table::{Col, Field, TaskTable, cell, columns};
+use crate::ui::table::{Col, Field, TaskTable, cell, columns, server_width};
 
 /// The same rows drawn by a ratatui `Table` of `Cell`s (what `TaskTable` built before
 /// it drew rows itself): the first page, the selection on it.
@@ -19,15 +19,17 @@ fn as_ratatui_table(state: &State, theme: &Theme, now: Now, area: Rect) -> Buffe
     let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
     let shown = (area.height as usize - 1).min(state.board.view_len());
     let cell_of = |f: Field| Cell::from(f.line).style(f.style);
+    let server_w = server_width(state, wide);
     let rows = state
         .board
         .view_rows(&state.tasks, 0..shown)
         .enumerate()
         .map(|(i, r)| {
             let note = state.input_note(r);
+            let server = crate::ui::text::fit(&state.server_name(&r.key.server), server_w as usize);
             let cells = cols
                 .iter()
-                .map(|c| cell_of(cell(*c, wide, r, note.clone(), theme, now)));
+                .map(|c| cell_of(cell(*c, wide, r, &server, note.clone(), theme, now)));
             let selected = state.board.selected.as_ref() == Some(&r.key);
             let mark = if selected {
                 Line::styled("›", theme.accent)
@@ -53,6 +55,7 @@ fn as_ratatui_table(state: &State, theme: &Theme, now: Now, area: Rect) -> Buffe
     .style(theme.table_header);
     let widths = cols.iter().map(|c| match c {
         Col::Message => Constraint::Fill(1),
+        Col::Server => Constraint::Length(server_w),
         c => Constraint::Length(c.width(wide)),
     });
     let table_area = Rect {

@@ -85,6 +85,10 @@ pub struct GlobalArgs {
     /// creates a task only waits for the task handle, then the task is followed to its end.
     #[arg(long, value_name = "SECS", global = true)]
     pub timeout: Option<u64>,
+    /// Write every JSON-RPC message exchanged with a server or a host to FILE as NDJSON
+    /// (task ids masked, no headers; rotates to FILE.1 at 32 MiB).
+    #[arg(long, value_name = "FILE", env = "TASKRAIL_WIRE", global = true)]
+    pub wire: Option<PathBuf>,
     /// Where sign-ins are kept: auto (the OS keyring when a Secret Service runs, else
     /// tokens.json in the user's data dir), keyring, file, or a file path.
     #[arg(

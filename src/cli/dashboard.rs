@@ -20,10 +20,10 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
                 // A stable name: the demo server's port changes on every start.
                 let id = ServerId::named("demo");
                 shown.shown.push(id.clone());
-                shown.specs.push(ServerSpec {
+                shown.specs.push(wire::tapped(ServerSpec {
                     id,
                     ..ServerSpec::new(endpoint, options)
-                });
+                }));
                 demo_server = Some(server);
             }
             Err(e) => {
@@ -51,6 +51,20 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
         resolve: Some(ctx.resolver()),
         ..ctx.engine_config()
     };
+    if demo {
+        // The demo's tasks of earlier runs died with their demo server: they go, so the
+        // ledger does not grow by four tasks a start (a demo another shell runs now keeps
+        // its own, which it follows).
+        let demo_id = &servers[0];
+        match ledger
+            .remove_unfollowed(demo_id, &crate::ledger::Owner::new())
+            .await
+        {
+            Ok(n) if n > 0 => tracing::info!(n, "removed the demo tasks of earlier runs"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("ledger: removing earlier demo tasks failed: {e:#}"),
+        }
+    }
     let (engine, events, join) = spawn_engine(specs, Some(ledger.clone()), config);
     if demo {
         start_demo_tasks(&engine, &servers[0]).await;
@@ -63,6 +77,7 @@ pub(super) async fn board(ctx: &Context, demo: bool) -> CliResult {
         timeline: Arc::new(LedgerTimeline(ledger)),
         read_only: ctx.read_only,
         settings: extras::dashboard_settings(&ctx.config),
+        wire: wire::hub(),
     };
     let result = crate::app::run_dashboard(dashboard).await;
     stop_engine(engine, join).await;

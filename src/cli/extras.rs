@@ -32,7 +32,7 @@ pub fn configured_spec(ctx: &Context, s: &ServerConfig) -> CliResult<ServerSpec>
     spec.id = ServerId::named(&s.name);
     spec.read_only = ctx.read_only || s.read_only;
     spec.poll_floor = s.poll_floor;
-    Ok(spec)
+    Ok(super::wire::tapped(spec))
 }
 
 /// Why a configured server is not used, for the user.

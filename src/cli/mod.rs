@@ -25,6 +25,7 @@ mod proxy;
 mod proxy_headers;
 mod servers;
 mod task_ref;
+mod wire;
 
 pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};
 
@@ -290,6 +291,11 @@ pub fn main() -> ExitCode {
     crate::mcp::http::install_crypto_provider();
     let cli = Cli::from_args();
     let _guard = logging::init_logging(&cli.global);
+    start_telemetry(&cli);
+    let dashboard = matches!(cli.command, None | Some(Command::Demo));
+    if let Err(failure) = wire::install(cli.global.wire.as_deref(), dashboard) {
+        return ExitCode::from(failure.report());
+    }
     let runtime = match runtime_for(cli.command.as_ref()) {
         Ok(r) => r,
         Err(e) => {
@@ -311,7 +317,33 @@ pub fn main() -> ExitCode {
         }
     });
     runtime.shutdown_timeout(Duration::from_millis(500));
+    crate::telemetry::shutdown();
+    wire::close();
     ExitCode::from(code)
+}
+
+/// OTLP export, if the environment or the config's `[telemetry]` says where to. A bad
+/// setting is logged and said once; the command runs on without export.
+fn start_telemetry(cli: &Cli) {
+    if matches!(
+        cli.command,
+        Some(
+            Command::ServeDemo(_) | Command::Bench(_) | Command::Completions { .. } | Command::Man
+        )
+    ) {
+        return;
+    }
+    let table = crate::config::Config::load(cli.global.config.as_deref())
+        .map(|c| c.telemetry)
+        .unwrap_or_default();
+    let lookup = |k: &str| std::env::var(k).ok().or_else(|| table.get(k).cloned());
+    match crate::telemetry::settings::resolve(lookup) {
+        Ok(settings) => crate::telemetry::init(settings),
+        Err(e) => {
+            tracing::warn!("telemetry: {e}");
+            output::say_line(format_args!("taskrail: telemetry off: {e}"));
+        }
+    }
 }
 
 /// The dashboard, the proxy and the servers run on worker threads (input, drawing and

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::answer_check::{KeyState, key_state};
 use super::args::exit;
-use super::output::{finish, tool_json};
+use super::output::{finish, say, tool_json};
 use super::task_ref::TaskRef;
 use super::{CliResult, Context, fail};
 use crate::engine::ServerSpec;
@@ -83,6 +83,9 @@ fn tools_table(tools: &[crate::mcp::ToolInfo], columns: usize) -> String {
 
 pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> CliResult {
     let task_id = &task.task_id;
+    if let Some(why) = &spec.unreachable {
+        return from_ledger(ctx, &spec, task, why).await;
+    }
     let known = match ctx.ledger_call(|l| l.get(&spec.id, task_id)).await {
         Ok(rec) => match rec.as_ref().and_then(|r| r.session) {
             Some(s) => ctx.ledger_call(|l| l.session(s)).await,
@@ -142,6 +145,55 @@ pub async fn get(ctx: &Context, spec: ServerSpec, task: &TaskRef) -> CliResult {
     code
 }
 
+/// `get` of a task on a server this process cannot reach: what the process that follows
+/// it last recorded in the ledger (said on stderr, with who follows it).
+async fn from_ledger(ctx: &Context, spec: &ServerSpec, task: &TaskRef, why: &str) -> CliResult {
+    let (server, id) = (spec.id.clone(), task.task_id.clone());
+    let rec = ctx.ledger_call(move |l| l.get(&server, &id)).await?;
+    let Some(snapshot) = rec.as_ref().and_then(|r| r.snapshot.as_ref()) else {
+        return Err(fail(
+            &format!(
+                "{} cannot be reached from this process ({why}), and the ledger has no \
+                 snapshot of task {} yet",
+                sanitize_line(spec.id.as_str(), 100),
+                task.task_id
+            ),
+            exit::CONNECTION,
+        ));
+    };
+    let (server, id, me) = (
+        spec.id.clone(),
+        task.task_id.clone(),
+        crate::ledger::Owner::new(),
+    );
+    let follower = ctx
+        .ledger_call(move |l| l.follower(&server, &id, &me))
+        .await
+        .ok()
+        .flatten();
+    let seen = rec
+        .as_ref()
+        .and_then(|r| r.last_seen)
+        .map(|t| format!(", last recorded {}", t.format("%H:%M:%S UTC")))
+        .unwrap_or_default();
+    let who = match follower {
+        Some(_) => "followed by another taskrail process",
+        None => "no running process follows it now",
+    };
+    say!(
+        "from the ledger ({who}{seen}): {} cannot be reached from this process",
+        sanitize_line(spec.id.as_str(), 100)
+    );
+    let code = exit::of(crate::mcp::outcome(
+        Some(snapshot),
+        rec.as_ref().is_some_and(|r| r.expired),
+    ));
+    Ok(finish(
+        &(crate::sanitize::json_pretty(snapshot) + "\n"),
+        code,
+    ))
+}
+
 /// `tasks/get`, plus the payload a legacy server keeps behind `tasks/result`.
 async fn fetch(client: &McpClient, task_id: &TaskId) -> Result<crate::mcp::Task, McpError> {
     let mut task = client.get_task(task_id).await?;
@@ -168,6 +220,10 @@ pub async fn record_for_answer(
     task: &TaskRef,
     key: &str,
 ) -> CliResult<Option<TaskRecord>> {
+    if spec.unreachable.is_some() {
+        // Nothing to ask: the process that follows the task keeps the record fresh.
+        return Ok(task.record.clone());
+    }
     let stale = match key_state(task.record.as_ref(), key) {
         KeyState::Pending(_) | KeyState::Answered => false,
         KeyState::NotAsked { .. } | KeyState::Unknown => true,

@@ -36,7 +36,7 @@ impl Context {
         let options = self.with_auth(&endpoint, Default::default(), self.connect_options()?)?;
         let mut spec = ServerSpec::new(endpoint, options);
         spec.read_only = self.read_only;
-        Ok(spec)
+        Ok(super::wire::tapped(spec))
     }
 
     /// The id a `--server` value stands for (no connection, no error output).

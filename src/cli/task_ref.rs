@@ -94,7 +94,11 @@ pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, Tas
         return Err(fail("this command takes at most one --server", exit::USAGE));
     }
     let spec = match ctx.servers.first() {
-        Some(s) => Some(ctx.spec(s)?),
+        Some(s) => match ctx.spec(s) {
+            Ok(spec) => Some(spec),
+            // Not a configured name nor an address: a server the ledger names (the demo).
+            Err(e) => return ledger_server(ctx, s, given).await.ok_or(e)?,
+        },
         None => None,
     };
     let task = resolve(ctx, given, spec.as_ref().map(|s| &s.id), Need::Server).await?;
@@ -103,18 +107,12 @@ pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, Tas
         (None, Some(rec)) => match ctx.config.server(rec.server.as_str()) {
             // a configured server: its own spec (a disabled one says why)
             Some(_) => ctx.spec(rec.server.as_str())?,
-            None => ctx.spec_for(&rec.server).ok_or_else(|| {
-                fail(
-                    &format!(
-                        "the ledger has task {} on {}, which this process cannot reach (a \
-                         stdio server's tasks live in the process that started it); give \
-                         --server",
-                        rec.task_id,
-                        sanitize_line(rec.server.as_str(), 100)
-                    ),
-                    exit::USAGE,
-                )
-            })?,
+            // A server this process cannot reach (the demo of another shell, a stdio
+            // server another process runs): answers and cancels go through the outbox to
+            // the process that follows the task; `get` reads what it last recorded.
+            None => ctx
+                .spec_for(&rec.server)
+                .unwrap_or_else(|| unreachable(ctx, &rec.server)),
         },
         (None, None) => {
             return Err(fail(
@@ -127,6 +125,28 @@ pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, Tas
         }
     };
     Ok((spec, task))
+}
+
+/// The spec of a server this process cannot reach, known by its ledger id.
+fn unreachable(ctx: &Context, server: &ServerId) -> ServerSpec {
+    ServerSpec {
+        read_only: ctx.read_only,
+        ..ServerSpec::unreachable(server.clone())
+    }
+}
+
+/// `--server NAME` that is neither configured nor an address, when the ledger has the
+/// task on a server of that name: that server, reached through the ledger.
+async fn ledger_server(
+    ctx: &Context,
+    name: &str,
+    given: &str,
+) -> Option<CliResult<(ServerSpec, TaskRef)>> {
+    let id = ServerId::stored(name);
+    match resolve(ctx, given, Some(&id), Need::Record).await {
+        Ok(task) => Some(Ok((unreachable(ctx, &id), task))),
+        Err(_) => None,
+    }
 }
 
 /// A ledger record for tests: `id` on `server`, working, nothing else known.

@@ -195,6 +195,8 @@ pub struct Config {
     pub mouse: bool,
     pub keys: Vec<KeyOverride>,
     pub proxy: ProxyConfig,
+    /// `[telemetry]`: the `OTEL_*` keys (upper-cased), for when the environment has none.
+    pub telemetry: std::collections::BTreeMap<String, String>,
 }
 
 impl Config {

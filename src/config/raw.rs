@@ -24,6 +24,7 @@ struct RawConfig {
     mouse: Option<bool>,
     notify: Option<RawNotify>,
     proxy: Option<RawProxy>,
+    telemetry: Option<Spanned<BTreeMap<String, String>>>,
     #[serde(default)]
     keys: BTreeMap<String, Spanned<BTreeMap<String, Spanned<KeyList>>>>,
 }
@@ -134,6 +135,18 @@ pub(super) fn parse(
                 .filter_map(|(k, h)| h.answer_within.clone().map(|a| (k.clone(), a)))
                 .collect(),
         };
+    }
+    if let Some(t) = &raw.telemetry {
+        for (k, v) in t.get_ref() {
+            let name = k.to_ascii_uppercase();
+            if !name.starts_with("OTEL_") {
+                return Err(format!(
+                    "line {}: [telemetry] {k:?}: the keys are the OTEL_* variables (e.g. OTEL_EXPORTER_OTLP_ENDPOINT)",
+                    at(text, t)
+                ));
+            }
+            config.telemetry.insert(name, v.clone());
+        }
     }
     config.keys = keys(text, &raw.keys)?;
     Ok(config)

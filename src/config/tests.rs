@@ -97,3 +97,23 @@ fn an_unset_variable_disables_only_its_server() {
     // a malformed value is still an error for the whole file
     assert!(parse("[[server]]\nurl = \"https://x.test/mcp\"\nheaders = { A = \"${\" }\n").is_err());
 }
+
+#[test]
+fn the_telemetry_table_takes_the_otel_variables_in_either_case() {
+    let c = parse(
+        "[telemetry]\nOTEL_EXPORTER_OTLP_ENDPOINT = \"http://c:4318\"\notel_service_name = \"x\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        c.telemetry
+            .get("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .map(String::as_str),
+        Some("http://c:4318")
+    );
+    assert_eq!(
+        c.telemetry.get("OTEL_SERVICE_NAME").map(String::as_str),
+        Some("x")
+    );
+    let e = parse("\n[telemetry]\nendpoint = \"http://c\"\n").unwrap_err();
+    assert!(e.contains("line 2") && e.contains("OTEL_"), "{e}");
+}

@@ -159,6 +159,12 @@ async fn on_post(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -
         return http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, "Invalid Request");
     };
     app.stats.method(&method);
+    if let Some(tp) = msg
+        .pointer("/params/_meta/traceparent")
+        .and_then(Value::as_str)
+    {
+        app.stats.traceparent(&method, tp);
+    }
 
     let modern_meta = msg
         .get("params")

@@ -16,6 +16,9 @@ struct Counters {
     http503: u64,
     tasks_created: u64,
     pushes: Vec<PushRecord>,
+    /// The last `params._meta.traceparent` seen per method (W3C trace context a client
+    /// sent), so tests can match it against the exported trace.
+    traceparents: BTreeMap<String, String>,
 }
 
 /// One task notification handed to a stream (for the push-latency benchmark).
@@ -52,6 +55,15 @@ impl Stats {
     /// A request (or notification) that was handled, counted by method.
     pub fn method(&self, method: &str) {
         *self.lock().methods.entry(method.to_string()).or_default() += 1;
+    }
+
+    /// A request's `_meta.traceparent` (bounded, kept per method).
+    pub fn traceparent(&self, method: &str, traceparent: &str) {
+        let tp: String = traceparent.chars().take(64).collect();
+        let mut c = self.lock();
+        if c.traceparents.len() < 64 || c.traceparents.contains_key(method) {
+            c.traceparents.insert(method.to_string(), tp);
+        }
     }
 
     /// A `tasks/get` for `task_id`, stamped with the time since start.
@@ -111,6 +123,7 @@ impl Stats {
             "listensOpened": c.listens_opened,
             "http503": c.http503,
             "tasksCreated": c.tasks_created,
+            "traceparents": c.traceparents,
         })
     }
 }

@@ -351,6 +351,22 @@ pub enum EngineEvent {
         push: bool,
         server_name: Option<String>,
     },
+    /// A server met in the ledger's history, not connected to: nothing of it is live.
+    ServerIdle {
+        server: ServerId,
+    },
+    /// The task left the ledger (another process pruned it): it is no longer shown.
+    TaskRemoved {
+        server: ServerId,
+        task_id: TaskId,
+    },
+    /// This process cannot reach the server (`why`, in words): its tasks are shown as the
+    /// ledger records them, and answers and cancels go through the outbox to the process
+    /// that follows each task.
+    ServerUnreachable {
+        server: ServerId,
+        why: String,
+    },
     /// Push went on or off (e.g. the server answered `subscriptions/listen` with `-32601`).
     PushChanged {
         server: ServerId,

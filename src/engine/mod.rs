@@ -15,6 +15,8 @@ pub mod schedule;
 pub mod stats;
 pub mod tracker;
 
+/// The wire hub, for the dashboard's wire view (see `mcp::wire`).
+pub use crate::mcp::wire::WireHub;
 pub use api::*;
 
 use std::sync::Arc;
@@ -36,6 +38,13 @@ pub struct ServerSpec {
     pub read_only: bool,
     /// How the actor opens (and reopens) its connection; `None`: [`McpClient::connect`].
     pub connector: Option<Connector>,
+    /// This process cannot reach the server (why, in words): its actor never connects,
+    /// mirrors what the ledger records of its tasks, and leaves answers and cancels in
+    /// the outbox for the process that follows each task.
+    pub unreachable: Option<String>,
+    /// Connect only once there is a live task to follow or a command for the server (a
+    /// server met in the ledger's history: its finished tasks need no connection).
+    pub lazy: bool,
 }
 
 /// A connection and the pushes of its server, as [`McpClient::connect`] returns them.
@@ -70,6 +79,25 @@ impl ServerSpec {
             poll_floor: None,
             read_only: false,
             connector: None,
+            unreachable: None,
+            lazy: false,
+        }
+    }
+
+    /// A server first seen in the ledger that this process cannot reach: its tasks are
+    /// shown as the ledger has them, and followed by whichever process holds their lease.
+    pub fn unreachable(id: ServerId) -> Self {
+        let why = if id.as_str().starts_with("stdio:") {
+            "a stdio server: its tasks are followed by the process that started it"
+        } else {
+            "not a server this process can connect to (not in its config)"
+        };
+        let endpoint =
+            Endpoint::parse(id.as_str()).unwrap_or(Endpoint::Http { url: String::new() });
+        Self {
+            id,
+            unreachable: Some(why.to_string()),
+            ..Self::new(endpoint, ConnectOptions::default())
         }
     }
 

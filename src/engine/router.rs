@@ -1,7 +1,8 @@
 //! The router in front of the server actors: routes commands by server, hands the shared
 //! ledger's news (tasks other processes recorded, outbox requests and outcomes) to the
 //! actor of each server — starting an actor for a server first seen in the ledger when the
-//! engine adopts every task — and gives the leases up when the engine stops.
+//! engine adopts every task (one that only mirrors the ledger when this process cannot
+//! reach the server) — and gives the leases up when the engine stops.
 //!
 //! Must not touch task state.
 
@@ -61,12 +62,17 @@ impl Router {
         if !self.cfg.adopt {
             return None;
         }
-        let spec = self.cfg.resolve.as_ref().and_then(|r| (r.0)(server))?;
-        if spec.id != *server {
-            return None;
-        }
-        self.start_actor(spec);
+        self.start_actor(self.spec_of(server));
         self.actors.get(server).cloned()
+    }
+
+    /// The spec of a server first seen in the ledger: the resolver's when it can reach
+    /// it, else one that only mirrors the ledger (every task is shown, whoever follows it).
+    fn spec_of(&self, server: &ServerId) -> ServerSpec {
+        match self.cfg.resolve.as_ref().and_then(|r| (r.0)(server)) {
+            Some(spec) if spec.id == *server => ServerSpec { lazy: true, ..spec },
+            _ => ServerSpec::unreachable(server.clone()),
+        }
     }
 
     pub(super) async fn run(
@@ -127,11 +133,17 @@ impl Router {
         }
     }
 
-    /// With `adopt`: an actor for every reachable server that has unfinished tasks in the
-    /// ledger, besides the given ones.
+    /// With `adopt`: an actor for every server the ledger has tasks of (unfinished ones
+    /// only, without `history`), besides the given ones; one that only mirrors the ledger
+    /// for a server this process cannot reach.
     async fn start_ledger_servers(&mut self, given: &[ServerSpec]) {
         let Some(ledger) = &self.ledger else { return };
-        let stored = match ledger.servers_with_open_tasks().await {
+        let stored = if self.cfg.history {
+            ledger.servers().await
+        } else {
+            ledger.servers_with_open_tasks().await
+        };
+        let stored = match stored {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!("ledger: listing servers failed: {e:#}");
@@ -142,11 +154,8 @@ impl Router {
             if given.iter().any(|s| s.id == server) || self.actors.contains_key(&server) {
                 continue;
             }
-            if let Some(spec) = self.cfg.resolve.as_ref().and_then(|r| (r.0)(&server))
-                && spec.id == server
-            {
-                self.start_actor(spec);
-            }
+            let spec = self.spec_of(&server);
+            self.start_actor(spec);
         }
     }
 
@@ -200,6 +209,20 @@ impl Router {
             if let Some(tx) = self.actors.get(&outcome.server) {
                 let _ = tx.send(ActorMsg::Outcome(outcome)).await;
             }
+        }
+        // Pruned by another process: no actor follows them any more, nothing shows them.
+        for (server, task_id) in changes.removed {
+            if let Some(tx) = self.actors.get(&server) {
+                let forget = EngineCommand::Forget {
+                    server: server.clone(),
+                    task_id: task_id.clone(),
+                };
+                let _ = tx.send(ActorMsg::Command(forget)).await;
+            }
+            let _ = self
+                .events
+                .send(EngineEvent::TaskRemoved { server, task_id })
+                .await;
         }
     }
 }

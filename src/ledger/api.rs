@@ -151,6 +151,8 @@ pub trait Ledger: Send + Sync + std::fmt::Debug + 'static {
     fn answered(&self, server: &ServerId, task_id: &TaskId) -> Op<Vec<AnsweredKey>>;
     /// Servers that have unfinished tasks.
     fn servers_with_open_tasks(&self) -> Op<Vec<ServerId>>;
+    /// Every server that has tasks, finished or not.
+    fn servers(&self) -> Op<Vec<ServerId>>;
     /// How many tasks `server` has.
     fn count_server(&self, server: &ServerId) -> Op<usize>;
     /// Read `server`'s tasks in chunks of at most `chunk` into `out` (unfinished ones
@@ -170,6 +172,10 @@ pub trait Ledger: Send + Sync + std::fmt::Debug + 'static {
     fn prune(&self, older_than: Duration) -> Op<usize>;
     /// Remove finished tasks that ended before `cutoff`; how many.
     fn prune_before(&self, cutoff: chrono::DateTime<chrono::Utc>) -> Op<usize>;
+    /// Remove every task of `server` that no live process other than `me` follows (a
+    /// demo server's tasks of earlier runs: that server is gone); how many. Other
+    /// processes learn it from the feed, as for a prune.
+    fn remove_unfollowed(&self, server: &ServerId, me: &Owner) -> Op<usize>;
     /// Move rows keyed by an old server id to `canon`'s, merging duplicates; how many moved.
     fn canonicalize_servers(&self, canon: Canon) -> Op<usize>;
 

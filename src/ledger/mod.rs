@@ -67,11 +67,14 @@ pub enum EventKind {
     HostGaveUp,
     /// A host's repeated call was attached to the task instead of running anew.
     Attached,
+    /// The W3C trace context of the task's span (`traceparent`, `tracestate`), so a later
+    /// process continues the same trace. Not something that happened to the task.
+    Trace,
 }
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 15] = [
+    pub const ALL: [EventKind; 16] = [
         EventKind::Created,
         EventKind::Status,
         EventKind::InputRequested,
@@ -87,6 +90,7 @@ impl EventKind {
         EventKind::Note,
         EventKind::HostGaveUp,
         EventKind::Attached,
+        EventKind::Trace,
     ];
 
     /// The stored (and displayed) name, e.g. `input_requested`.
@@ -107,6 +111,7 @@ impl EventKind {
             EventKind::Note => "note",
             EventKind::HostGaveUp => "host_gave_up",
             EventKind::Attached => "attached",
+            EventKind::Trace => "trace",
         }
     }
 

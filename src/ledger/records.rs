@@ -138,6 +138,9 @@ pub struct Changes {
     pub requests: Vec<OutboxRequest>,
     /// Outcomes of requests the caller made, finished since the previous cursor.
     pub outcomes: Vec<OutboxOutcome>,
+    /// Tasks a prune removed since the previous cursor (may repeat: dropping is
+    /// idempotent).
+    pub removed: Vec<(ServerId, TaskId)>,
     /// The batch was cut (a backend reads a bounded number of rows per call): call again
     /// at once.
     pub more: bool,

@@ -136,6 +136,8 @@ pub struct ConnectOptions {
     pub capabilities: Option<serde_json::Value>,
     /// OAuth sign-in for HTTP servers (none: only the static headers).
     pub auth: Option<std::sync::Arc<super::auth::Authorizer>>,
+    /// Where every message to and from this server is reported (`--wire`, the wire view).
+    pub wire: Option<super::wire::WireTap>,
 }
 
 impl Default for ConnectOptions {
@@ -153,6 +155,7 @@ impl Default for ConnectOptions {
             input: InputSupport::default(),
             capabilities: None,
             auth: None,
+            wire: None,
         }
     }
 }

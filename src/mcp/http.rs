@@ -19,6 +19,7 @@ use super::error::McpError;
 use super::jsonrpc::{Inbound, Incoming, RequestId};
 use super::sse::{ResumeCell, sse_decode_tracked};
 use super::types::ErrorObject;
+use super::wire::{Carrier, WireTap};
 
 /// A stream of messages from one reply (or a long-lived stream).
 pub type MessageStream = std::pin::Pin<Box<dyn Stream<Item = Result<Incoming, McpError>> + Send>>;
@@ -60,6 +61,7 @@ pub struct HttpTransport {
     /// A listen stream that sends no byte at all (not even a comment) for this long is dead.
     stream_idle: Duration,
     auth: Option<std::sync::Arc<super::auth::Authorizer>>,
+    wire: Option<WireTap>,
 }
 
 /// Install the process-wide rustls crypto provider (idempotent).
@@ -122,6 +124,7 @@ impl HttpTransport {
             max_bytes: opts.max_message_bytes,
             stream_idle: opts.stream_idle_timeout,
             auth,
+            wire: opts.wire.clone(),
         })
     }
 
@@ -252,6 +255,9 @@ impl HttpTransport {
         let bytes = bytes::Bytes::from(
             serde_json::to_vec(body).map_err(|e| McpError::decode(e.to_string()))?,
         );
+        if let Some(tap) = &self.wire {
+            tap.sent(Carrier::Http, body);
+        }
         let resp = self
             .send_authorized(|| {
                 self.client
@@ -377,7 +383,8 @@ impl HttpTransport {
         let resp = self.post(msg, Routing::method(method)).await?;
         if resp.status().is_success() && content_type(&resp).starts_with("text/event-stream") {
             let bytes = idle_bounded(resp.bytes_stream(), self.stream_idle);
-            return Ok(sse_decode_tracked(bytes, self.max_bytes, None));
+            let stream = sse_decode_tracked(bytes, self.max_bytes, None);
+            return Ok(tap_stream(stream, self.wire.clone(), Carrier::Sse));
         }
         Ok(self.reply(resp, None).await?.1)
     }
@@ -391,13 +398,17 @@ impl HttpTransport {
         let status = resp.status();
         let ctype = content_type(&resp);
         if status.is_success() && ctype.starts_with("text/event-stream") {
-            return Ok((false, sse_messages(resp, self.max_bytes, resume)));
+            let stream = sse_messages(resp, self.max_bytes, resume);
+            return Ok((false, tap_stream(stream, self.wire.clone(), Carrier::Sse)));
         }
         let retry_after = retry_after(resp.headers());
         let body = read_bounded(resp, self.max_bytes).await?;
         let parsed = Incoming::parse_bytes(&body)
             .ok()
             .filter(|m| matches!(m, Incoming::Response { .. }));
+        if let (Some(tap), Some(m)) = (&self.wire, &parsed) {
+            tap.received_incoming(Carrier::Http, m);
+        }
         match parsed {
             Some(
                 m @ Incoming::Response {
@@ -437,13 +448,14 @@ impl HttpTransport {
         {
             headers.insert(header::AUTHORIZATION, v);
         }
-        Ok(super::get_stream::open(
+        let stream = super::get_stream::open(
             self.client.clone(),
             self.url.clone(),
             headers,
             self.max_bytes,
             ready,
-        ))
+        );
+        Ok(tap_stream(stream, self.wire.clone(), Carrier::Sse))
     }
 
     /// Legacy: end the session (DELETE; a 405 answer is fine).
@@ -664,4 +676,16 @@ where
             )),
         }
     })
+}
+
+/// Tap every message of a stream as received over `transport`.
+fn tap_stream(stream: MessageStream, tap: Option<WireTap>, transport: Carrier) -> MessageStream {
+    match tap {
+        None => stream,
+        Some(tap) => Box::pin(stream.inspect(move |item| {
+            if let Ok(msg) = item {
+                tap.received_incoming(transport, msg);
+            }
+        })),
+    }
 }

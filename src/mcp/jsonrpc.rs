@@ -148,6 +148,34 @@ impl Incoming {
         Incoming::parse_bytes(text.as_bytes())
     }
 
+    /// The message as JSON again (for the wire log; members it does not model are gone).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Incoming::Response {
+                id,
+                outcome: Ok(result),
+            } => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Incoming::Response {
+                id,
+                outcome: Err(error),
+            } => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+            Incoming::Notification { method, params } => {
+                let mut v = json!({ "jsonrpc": "2.0", "method": method });
+                if !params.is_null() {
+                    v["params"] = params.clone();
+                }
+                v
+            }
+            Incoming::Request { id, method, params } => {
+                let mut v = json!({ "jsonrpc": "2.0", "id": id.to_value(), "method": method });
+                if !params.is_null() {
+                    v["params"] = params.clone();
+                }
+                v
+            }
+        }
+    }
+
     /// [`Incoming::parse`] from bytes.
     pub fn parse_bytes(bytes: &[u8]) -> Result<Incoming, McpError> {
         let v = super::bounded_json::parse(bytes)

@@ -23,8 +23,10 @@ pub mod push;
 pub mod sse;
 pub mod stdio;
 pub mod task_rules;
+pub mod trace_hook;
 pub mod transport;
 pub mod types;
+pub mod wire;
 
 #[cfg(test)]
 mod decode_tests;

@@ -23,6 +23,7 @@ use super::http::MessageStream;
 use super::jsonrpc::{self, Inbound, Incoming, RequestId};
 use super::lines::{Line, leading_id, read_lines};
 use super::types::ErrorObject;
+use super::wire::Carrier;
 
 type Reply = Result<Value, ErrorObject>;
 
@@ -82,9 +83,13 @@ impl StdioTransport {
         let routes = Arc::new(Mutex::new(Routes::default()));
 
         let (writer, mut lines) = mpsc::channel::<String>(256);
+        let sent_tap = opts.wire.clone();
         tokio::spawn(async move {
             let mut stdin = stdin;
             while let Some(line) = lines.recv().await {
+                if let Some(tap) = &sent_tap {
+                    tap.sent_text(Carrier::Stdio, &line);
+                }
                 if stdin.write_all(line.as_bytes()).await.is_err()
                     || stdin.write_all(b"\n").await.is_err()
                 {
@@ -116,15 +121,21 @@ impl StdioTransport {
 
         let reader_routes = routes.clone();
         let max = opts.max_message_bytes;
+        let recv_tap = opts.wire.clone();
         tokio::spawn(async move {
             let end = read_lines(stdout, max, |line| {
-                let (routes, inbound) = (&reader_routes, &inbound);
+                let (routes, inbound, tap) = (&reader_routes, &inbound, &recv_tap);
                 async move {
                     match line {
                         Line::TooLong { head, len } => too_long(routes, &head, len, max),
                         Line::Full(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {}
                         Line::Full(bytes) => match Incoming::parse_bytes(&bytes) {
-                            Ok(msg) => route(routes, inbound, msg).await,
+                            Ok(msg) => {
+                                if let Some(tap) = tap {
+                                    tap.received_incoming(Carrier::Stdio, &msg);
+                                }
+                                route(routes, inbound, msg).await
+                            }
                             Err(e) => tracing::warn!("skipping a malformed stdio message: {e}"),
                         },
                     }

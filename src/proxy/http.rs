@@ -33,6 +33,7 @@ use tokio::sync::mpsc;
 use super::Proxy;
 use super::host::{Host, Principal};
 use super::tokens::Tokens;
+use crate::mcp::wire::{Carrier, WireTap};
 
 /// How the listener admits hosts and bounds what they keep.
 #[derive(Debug, Clone)]
@@ -309,8 +310,14 @@ fn event(msg: &Value) -> Result<Event, Infallible> {
     Ok(Event::default().event("message").data(msg.to_string()))
 }
 
-fn sse(stream: impl Stream<Item = Value> + Send + 'static) -> Response {
-    let events = stream.map(|m| event(&m));
+/// An event stream to a host; every message is reported to `tap` as it goes.
+fn sse(stream: impl Stream<Item = Value> + Send + 'static, tap: Option<WireTap>) -> Response {
+    let events = stream.map(move |m| {
+        if let Some(tap) = &tap {
+            tap.sent(Carrier::HostHttp, &m);
+        }
+        event(&m)
+    });
     let mut response = Sse::new(events)
         .keep_alive(
             KeepAlive::new()
@@ -339,6 +346,9 @@ async fn on_post(State(server): State<Arc<Server>>, headers: HeaderMap, body: By
         Ok(v) => v,
         Err(_) => return rpc_reply(StatusCode::BAD_REQUEST, Value::Null, -32700, "Parse error"),
     };
+    if let Some(tap) = &server.proxy.wire {
+        tap.received(Carrier::HostHttp, &msg);
+    }
     if !msg.is_object() {
         return rpc_reply(
             StatusCode::BAD_REQUEST,
@@ -380,12 +390,17 @@ async fn on_post(State(server): State<Arc<Server>>, headers: HeaderMap, body: By
     };
     let mut response = match rx.recv().await {
         None => StatusCode::ACCEPTED.into_response(),
-        Some(first) if is_reply_to(&first, &id) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            first.to_string(),
-        )
-            .into_response(),
+        Some(first) if is_reply_to(&first, &id) => {
+            if let Some(tap) = &server.proxy.wire {
+                tap.sent(Carrier::HostHttp, &first);
+            }
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/json")],
+                first.to_string(),
+            )
+                .into_response()
+        }
         Some(first) => {
             // Progress or a request to the host came first: stream until the reply.
             let rest = futures::stream::unfold((rx, false), move |(mut rx, done)| {
@@ -399,7 +414,8 @@ async fn on_post(State(server): State<Arc<Server>>, headers: HeaderMap, body: By
                     Some((msg, (rx, done)))
                 }
             });
-            sse(futures::stream::once(async move { first }).chain(rest))
+            let tap = server.proxy.wire.clone();
+            sse(futures::stream::once(async move { first }).chain(rest), tap)
         }
     };
     if let Some(sid) = new_session
@@ -429,9 +445,11 @@ async fn on_get(State(server): State<Arc<Server>>, headers: HeaderMap) -> Respon
     };
     let (tx, rx) = mpsc::channel::<Value>(256);
     host.set_link(Some(tx));
-    sse(futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|m| (m, rx))
-    }))
+    let tap = server.proxy.wire.clone();
+    sse(
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) }),
+        tap,
+    )
 }
 
 async fn on_delete(State(server): State<Arc<Server>>, headers: HeaderMap) -> Response {

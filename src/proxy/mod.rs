@@ -97,6 +97,8 @@ pub struct Proxy {
     /// Tools whose `tools/list` entry (as hosts saw it through here) has an output schema:
     /// a host's SDK rejects a plain-text result from them unless it is an error.
     structured_tools: Mutex<std::collections::HashSet<String>>,
+    /// Where the messages of hosts are reported (the upstream's tap: one server, both sides).
+    wire: Option<crate::mcp::wire::WireTap>,
 }
 
 /// A started proxy; [`Running::stop`] ends it.
@@ -222,6 +224,7 @@ impl Proxy {
         };
         let server = upstream.id.clone();
         let stdio_upstream = matches!(upstream.endpoint, crate::mcp::Endpoint::Stdio { .. });
+        let wire = upstream.options.wire.clone();
         let (request_timeout, call_timeout) = (
             upstream.options.request_timeout,
             upstream.options.call_timeout,
@@ -249,6 +252,7 @@ impl Proxy {
             tracker: tracked::Tracker::default(),
             track_after,
             structured_tools: Mutex::new(std::collections::HashSet::new()),
+            wire,
         });
         let helpers = vec![
             tokio::spawn(engine_events(Arc::downgrade(&proxy), board, events)),

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 
 use super::Proxy;
 use crate::mcp::lines::{Line, leading_id, leading_is_request, read_lines};
+use crate::mcp::wire::Carrier;
 
 /// Largest accepted line from the host.
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -27,9 +28,13 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out, mut outgoing) = mpsc::channel::<Value>(1024);
+    let (sent_tap, recv_tap) = (proxy.wire.clone(), proxy.wire.clone());
     let mut writer = tokio::spawn(async move {
         let mut output = output;
         while let Some(msg) = outgoing.recv().await {
+            if let Some(tap) = &sent_tap {
+                tap.sent(Carrier::HostStdio, &msg);
+            }
             let mut line = msg.to_string();
             line.push('\n');
             if output.write_all(line.as_bytes()).await.is_err() || output.flush().await.is_err() {
@@ -39,12 +44,17 @@ where
     });
     let host = proxy.host(Some(out.clone()), Default::default());
     let read = read_lines(input, MAX_LINE, |line| {
-        let (proxy, host, out) = (&proxy, &host, &out);
+        let (proxy, host, out, tap) = (&proxy, &host, &out, &recv_tap);
         async move {
             match line {
                 Line::Full(bytes) if bytes.trim_ascii().is_empty() => {}
                 Line::Full(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-                    Ok(msg) => super::dispatch::handle(host, proxy, msg, out.clone()),
+                    Ok(msg) => {
+                        if let Some(tap) = tap {
+                            tap.received(Carrier::HostStdio, &msg);
+                        }
+                        super::dispatch::handle(host, proxy, msg, out.clone())
+                    }
                     Err(e) => {
                         let reply = error_reply(Value::Null, -32700, &format!("Parse error: {e}"));
                         let _ = out.send(reply).await;

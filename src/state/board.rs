@@ -248,6 +248,9 @@ pub struct Board {
     pub offset: usize,
     /// Rows the table can show (told by the loop on resize).
     pub viewport: usize,
+    /// Rows that came into the view above the first row drawn since the top was last in
+    /// sight (the table's "N new above" mark).
+    pub new_above: usize,
     /// Rows per tab (of the shown server), for the tab bar.
     pub tab_counts: [usize; 6],
     /// Rows waiting for input, per server (every server, whatever is shown).
@@ -270,6 +273,7 @@ impl Default for Board {
             selected_at: Cell::new(0),
             offset: 0,
             viewport: 20,
+            new_above: 0,
             tab_counts: [0; 6],
             waiting: HashMap::new(),
         }
@@ -332,20 +336,33 @@ impl Board {
     /// row: after a settings change from every row, else by re-placing the changed rows
     /// only (a frame after one change costs a search, not a sort of every row).
     pub fn ensure_view(&mut self, rows: &Rows) {
+        if self.offset == 0 {
+            self.new_above = 0;
+        }
         if !self.dirty && self.touched.is_empty() {
             return;
         }
         let old_index = self.selected_index(rows);
+        let old_len = self.view.len();
+        let settings_changed = self.dirty;
         if self.dirty || self.touched.len() > rows.len() / 2 {
             self.rebuild(rows);
         } else {
             self.replace_touched(rows);
         }
         match (self.selected_index(rows), old_index) {
+            // The top of the board is in sight and the selected task stays on screen:
+            // rows coming in above it show (the selection moves down with its task).
+            (Some(new), Some(_)) if self.offset == 0 && new < self.viewport.max(1) => {}
             (Some(new), Some(old)) => {
-                // keep the selected row on the same screen line
+                // keep the selected row on the same screen line; rows that came in above
+                // it are out of sight: count them for the "N new above" mark
                 let screen_row = old.saturating_sub(self.offset);
                 self.offset = new.saturating_sub(screen_row);
+                if !settings_changed && new > old {
+                    let grew = self.view.len().saturating_sub(old_len);
+                    self.new_above += (new - old).min(grew);
+                }
             }
             (None, _) => {
                 let keep = old_index
@@ -361,6 +378,9 @@ impl Board {
     /// Where `row` belongs under the current settings.
     fn place(&self, row: &TaskRow) -> Place {
         let mut place = 0;
+        if row.removed {
+            return place;
+        }
         for (i, tab) in Tab::ALL.iter().enumerate() {
             if tab.matches(row) {
                 place |= 1 << i;

@@ -31,7 +31,7 @@ pub(super) fn ask(state: &mut State, now: Now) {
         "Cancel {} {} on {}? The server may still finish it.",
         crate::sanitize::sanitize_line(&tool, 40),
         row.short_id(),
-        crate::sanitize::sanitize_line(row.key.server.as_str(), 40),
+        crate::sanitize::sanitize_line(&state.server_name(&row.key.server), 40),
     );
     let key = row.key.clone();
     state.modals.push(Modal::Confirm(Confirm {

@@ -30,6 +30,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "URL  the address the browser ended on, for a running sign-in",
     ),
     ("hints", "  conformance hints of the servers"),
+    (
+        "wire",
+        "[SERVER|all]  the raw JSON-RPC messages (all: every server)",
+    ),
     ("help", "  the key bindings"),
     ("quit", "  leave taskrail"),
 ];
@@ -49,6 +53,7 @@ pub enum Command {
     Quit,
     SignIn(Option<ServerId>),
     Redirect(String),
+    Wire(Option<ServerId>),
 }
 
 /// The open command line.
@@ -141,6 +146,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         }
         "redirect" => Command::Redirect(arg.to_string()),
         "hints" => Command::Hints,
+        "wire" => Command::Wire(server_arg(arg, state)?),
         "help" => Command::Help,
         _ => Command::Quit,
     })
@@ -166,7 +172,7 @@ pub fn complete(line: &str, state: &State) -> Vec<String> {
         "server" => std::iter::once("all".to_string())
             .chain(state.servers.iter().map(|s| s.id.as_str().to_string()))
             .collect(),
-        "login" => state
+        "login" | "wire" => state
             .servers
             .iter()
             .map(|s| s.id.as_str().to_string())
@@ -325,6 +331,10 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         Command::SignIn(server) => super::signin::sign_in(state, server, now, fx),
         Command::Redirect(url) => super::signin::pasted(state, url, now, fx),
         Command::Hints => hints::open(state),
+        Command::Wire(server) => super::wire::open(
+            state,
+            server.map(|s| crate::sanitize::sanitize_line(s.as_str(), 200)),
+        ),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => fx.push(Effect::Quit),
     }

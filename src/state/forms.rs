@@ -191,11 +191,26 @@ pub(super) fn decline(state: &mut State, action: Action, now: Now, fx: &mut Vec<
     if state.refuse_read_only(now) {
         return;
     }
+    let link = matches!(state.modals.last(), Some(Modal::Consent(_)));
     let responses = keys
         .into_iter()
         .map(|k| (k, json!({ "action": verdict })))
         .collect();
+    let of = match &target {
+        InputTarget::Task(key) => format!("task {}", key.task_id.prefix()),
+        InputTarget::Foreground { server, .. } => state.server_name(server),
+    };
     answer::send(state, target, responses, fx);
+    if link {
+        // The view closes at once and a link leaves no mark on the row: say what was sent.
+        let done = if action == Action::Decline {
+            "declined"
+        } else {
+            "cancelled"
+        };
+        let text = format!("link request of {of} {done} (answered `{verdict}`)");
+        state.notify(NoticeLevel::Info, &text, now);
+    }
 }
 
 /// Validate the open input form and send what it accepts.

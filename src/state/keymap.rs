@@ -78,6 +78,8 @@ actions! {
     Roots = "roots",
     Servers = "servers",
     SignIn = "sign_in",
+    Wire = "wire",
+    Pause = "pause",
 }
 
 impl fmt::Display for Action {
@@ -102,10 +104,12 @@ pub enum Context {
     Consent,
     /// The sampling view (the reply is typed here).
     Sampling,
+    /// The wire view (raw JSON-RPC messages).
+    Wire,
 }
 
 impl Context {
-    pub const ALL: [Context; 11] = [
+    pub const ALL: [Context; 12] = [
         Context::Board,
         Context::Filter,
         Context::Command,
@@ -115,6 +119,7 @@ impl Context {
         Context::Sampling,
         Context::Confirm,
         Context::Picker,
+        Context::Wire,
         Context::Help,
         Context::Global,
     ];
@@ -132,6 +137,7 @@ impl Context {
             Context::Command => "command",
             Context::Consent => "consent",
             Context::Sampling => "sampling",
+            Context::Wire => "wire",
         }
     }
 
@@ -148,6 +154,7 @@ impl Context {
             Context::Command => "Command line (`:`)",
             Context::Consent => "Link consent (URL-mode input)",
             Context::Sampling => "Sampling (the server asks for an LLM reply)",
+            Context::Wire => "Wire view (the raw JSON-RPC messages, newest first)",
         }
     }
 }

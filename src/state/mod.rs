@@ -44,6 +44,8 @@ pub mod text_area;
 pub mod time;
 mod update;
 pub mod views;
+pub mod wire;
+pub mod wire_log;
 
 #[cfg(test)]
 mod tests;
@@ -129,6 +131,8 @@ pub enum Msg {
     Answer(InputTarget),
     /// An `Effect::OpenBrowser` could not start the browser.
     BrowserFailed(String),
+    /// A JSON-RPC message crossed (for the wire view; task ids already masked).
+    Wire(crate::mcp::wire::WireRecord),
     /// An `Effect::RunSampling` ended: the command's stdout, or why it failed.
     SamplingFinished {
         target: InputTarget,
@@ -186,7 +190,10 @@ pub type Rows = indexmap::IndexMap<TaskKey, TaskRow, KeyHasher>;
 #[derive(Debug)]
 pub struct State {
     pub servers: Vec<ServerState>,
+    /// Every row ever shown (rows are never taken out: their positions name them); those
+    /// the ledger no longer has are marked `removed` and counted in `removed_rows`.
     pub tasks: Rows,
+    pub removed_rows: usize,
     pub board: Board,
     pub modals: Vec<Modal>,
     pub notices: Vec<Notice>,
@@ -215,6 +222,8 @@ pub struct State {
     pub roots_shared: HashMap<ServerId, Vec<views::roots::RootsShare>>,
     /// Sampling replies typed (or produced) but not sent yet, by request.
     pub drafts: HashMap<(InputTarget, String), String>,
+    /// The messages of every server, for the wire view (bounded rings).
+    pub wire: wire_log::WireLog,
 }
 
 impl State {
@@ -222,6 +231,7 @@ impl State {
         State {
             servers: servers.into_iter().map(ServerState::new).collect(),
             tasks: Rows::default(),
+            removed_rows: 0,
             board: Board::default(),
             modals: Vec::new(),
             notices: Vec::new(),
@@ -239,6 +249,7 @@ impl State {
             input: HashMap::new(),
             roots_shared: HashMap::new(),
             drafts: HashMap::new(),
+            wire: wire_log::WireLog::default(),
         }
     }
 
@@ -291,6 +302,8 @@ impl State {
             Some(Modal::Sampling(_)) => Context::Sampling,
             Some(Modal::Help { .. }) => Context::Help,
             Some(m) if m.picker().is_some_and(|p| p.editing()) => Context::Filter,
+            Some(Modal::Wire(v)) if v.editing => Context::Filter,
+            Some(Modal::Wire(_)) => Context::Wire,
             Some(Modal::ServerPicker(_) | Modal::ToolPicker(_) | Modal::Inbox(_)) => {
                 Context::Picker
             }

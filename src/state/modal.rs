@@ -359,6 +359,8 @@ pub enum Modal {
     Sampling(Box<SamplingView>),
     /// What a server is offered as roots, and what it was sent.
     Roots(RootsView),
+    /// The raw JSON-RPC messages of one server or all.
+    Wire(super::wire_log::WireView),
 }
 
 impl Modal {

@@ -24,6 +24,22 @@ pub(super) fn noted(state: &mut State, server: &ServerId, task_id: &TaskId, note
     }
 }
 
+/// The task left the ledger (another process pruned it): its row leaves the board and
+/// any view answering it closes.
+pub(super) fn removed(state: &mut State, key: &TaskKey, now: Now) {
+    let Some(row) = state.tasks.get_mut(key) else {
+        return;
+    };
+    if row.removed {
+        return;
+    }
+    row.removed = true;
+    row.pending.clear();
+    state.removed_rows += 1;
+    state.touch_row(key);
+    answer::close_for_ended_task(state, key, now);
+}
+
 /// What the ledger knows about a followed task (`TaskKnown`; history, so it updates no
 /// "last seen").
 pub(super) fn known(state: &mut State, server: &ServerId, task: KnownTask, now: Now) {

@@ -29,6 +29,11 @@ pub enum Health {
     },
     /// Never connected: the configuration cannot be used as it is (why, in words).
     Disabled(String),
+    /// Not reachable from this process (why, in words): its tasks are shown as the ledger
+    /// has them, and answers and cancels go to the process that follows each task.
+    Elsewhere(String),
+    /// Met in the ledger's history only: not connected while none of its tasks is live.
+    Idle,
 }
 
 /// What the server can do for push, as far as it has shown.
@@ -117,6 +122,10 @@ impl ServerState {
             } => format!("{reason} (retry #{n})"),
             Health::Reconnecting { attempt } => format!("reconnecting (#{attempt})"),
             Health::Disabled(why) => format!("disabled: {why}"),
+            Health::Idle => "not connected: only finished tasks here".into(),
+            Health::Elsewhere(why) => {
+                format!("followed by other processes ({why}); answers and cancels go to them")
+            }
         }
     }
 }
@@ -183,22 +192,39 @@ impl State {
         self.server_mut(server).health = Health::Disabled(sanitize_line(why, 300));
     }
 
-    /// The name each server is shown by: its [`short_name`], or its whole id where two
-    /// short names would be the same.
-    pub fn server_names(&self) -> Vec<String> {
-        let short: Vec<String> = self.servers.iter().map(|s| short_name(&s.id)).collect();
-        short
+    /// The name `id` is shown by everywhere on screen (header, server column, footer,
+    /// popups): its [`short_name`], or its whole id (sanitized) where another server of
+    /// the board has the same short name. The one owner of a server's display name.
+    pub fn server_name(&self, id: &ServerId) -> String {
+        let short = short_name(id);
+        let clash = self
+            .servers
             .iter()
-            .zip(&self.servers)
-            .map(|(name, s)| {
-                if short.iter().filter(|n| *n == name).count() > 1 {
-                    sanitize_line(s.id.as_str(), 200)
-                } else {
-                    name.clone()
-                }
-            })
+            .any(|s| &s.id != id && short_name(&s.id) == short);
+        if clash {
+            sanitize_line(id.as_str(), 200)
+        } else {
+            short
+        }
+    }
+
+    /// [`State::server_name`] of every server of the header, in its order.
+    pub fn server_names(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .map(|s| self.server_name(&s.id))
             .collect()
     }
+}
+
+/// The engine has nothing live on `server` (met in the ledger's history): not connected.
+pub(super) fn idle(state: &mut State, server: &ServerId) {
+    state.server_mut(server).health = Health::Idle;
+}
+
+/// The engine cannot reach `server` from this process.
+pub(super) fn unreachable(state: &mut State, server: &ServerId, why: &str) {
+    state.server_mut(server).health = Health::Elsewhere(sanitize_line(why, 300));
 }
 
 pub(super) fn connected(
@@ -272,6 +298,9 @@ pub(super) fn stats(
     s.errors_total = errors_total;
 }
 
+/// The servers view's title (the wire view opens on the server under its top).
+pub const VIEW_TITLE: &str = "Servers";
+
 /// `v` / `:servers`: every server with its address, what it can do for push, its health
 /// in words (a failure says what to do about it) and its request counts.
 pub(super) fn open_view(state: &mut State) {
@@ -317,7 +346,7 @@ pub(super) fn open_view(state: &mut State) {
         lines.push(DocLine::new(LineKind::Dim, ""));
     }
     state.modals.push(Modal::Doc(DocView {
-        title: "Servers".to_string(),
+        title: VIEW_TITLE.to_string(),
         lines,
         scroll: 0,
     }));

@@ -89,6 +89,8 @@ pub struct TaskRow {
     /// Resumed finished: its arguments, result (unless a tool error) and error data are in
     /// the ledger only, until loaded (`payload`).
     pub payload_in_ledger: bool,
+    /// The ledger no longer has it (pruned by another process): shown nowhere.
+    pub removed: bool,
 }
 
 impl TaskRow {
@@ -116,6 +118,7 @@ impl TaskRow {
             started_by: None,
             note: None,
             payload_in_ledger: false,
+            removed: false,
         }
     }
 
@@ -176,6 +179,26 @@ impl TaskRow {
         text.or(t.status_message.as_deref())
             .map(|s| crate::sanitize::sanitize_line(s.trim(), 300))
             .or_else(|| Some("the server gave no reason".to_string()))
+    }
+
+    /// The first non-empty line of a completed task's text result (its first text
+    /// block with any), sanitized; `None` for other tasks, or a result with no text (or
+    /// one held in the ledger only).
+    pub fn result_line(&self) -> Option<String> {
+        let t = self.task.as_ref()?;
+        if t.status != TaskStatus::Completed || self.tool_error() {
+            return None;
+        }
+        t.result
+            .as_ref()?
+            .get("content")?
+            .as_array()?
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .flat_map(str::lines)
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| crate::sanitize::sanitize_line(l, 300))
     }
 
     /// What people and hosts did about the task, in one line: who asked for its cancel, or

@@ -19,6 +19,7 @@ mod new_task;
 mod payload;
 mod servers;
 mod signin;
+mod wire;
 
 use chrono::{TimeZone, Utc};
 use serde_json::json;

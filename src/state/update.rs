@@ -11,7 +11,7 @@ use super::payload::AfterPayload;
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
     alerts, answer, board, cancel, command, consent, detail, foreground, forms, hints, inbox,
-    mouse, new_task, notices, payload, roots, rows, sampling, servers, signin,
+    mouse, new_task, notices, payload, roots, rows, sampling, servers, signin, wire,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
@@ -37,6 +37,7 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
             on_engine(state, event, now, &mut fx);
             alerts::ring(state, watch, &mut fx);
         }
+        Msg::Wire(record) => state.wire.push(record),
         Msg::Answer(target) => forms::open_target(state, &target, now),
         Msg::BrowserFailed(error) => consent::browser_failed(state, &error, now),
         Msg::SamplingFinished {
@@ -78,7 +79,7 @@ fn on_key(state: &mut State, key: Key, now: Now, fx: &mut Vec<Effect>) {
             None
         }
         (Context::Filter, None) => {
-            if !new_task::edit_picker_query(state, key) {
+            if !wire::edit_filter(state, key) && !new_task::edit_picker_query(state, key) {
                 board::edit_filter(state, key);
             }
             None
@@ -92,6 +93,9 @@ fn on_key(state: &mut State, key: Key, now: Now, fx: &mut Vec<Effect>) {
 
 /// An action, routed to the concept it belongs to.
 fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) {
+    if wire::on_action(state, action) {
+        return;
+    }
     match action {
         Action::Quit => fx.push(Effect::Quit),
         Action::Help => state.modals.push(Modal::Help { scroll: 0 }),
@@ -168,6 +172,9 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Done => consent::done(state, now, fx),
         Action::RunCommand => sampling::run_command(state, now, fx),
         Action::Roots => roots::open(state),
+        Action::Wire => wire::open_focused(state),
+        // Only the wire view pauses (it takes the action itself when on top).
+        Action::Pause => {}
         Action::Decline | Action::Dismiss => forms::decline(state, action, now, fx),
     }
     state.ensure_view();
@@ -211,6 +218,13 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
             server_name,
         } => servers::connected(state, &server, era, push, server_name),
         EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
+        EngineEvent::ServerIdle { server } => servers::idle(state, &server),
+        EngineEvent::TaskRemoved { server, task_id } => {
+            rows::removed(state, &TaskKey::new(&server, &task_id), now)
+        }
+        EngineEvent::ServerUnreachable { server, why } => {
+            servers::unreachable(state, &server, &why)
+        }
         EngineEvent::ServerDegraded { server, reason } => {
             servers::degraded(state, &server, &reason);
             new_task::server_failing(state, &server);

@@ -9,6 +9,7 @@ use ratatui::widgets::Widget;
 use super::Theme;
 use super::text::fit;
 use crate::state::NoticeLevel;
+use crate::state::servers::Health;
 use crate::state::{Now, State};
 
 pub struct NoticeLine<'a> {
@@ -38,11 +39,20 @@ impl Widget for NoticeLine<'_> {
                 .as_deref()
                 .map(|b| format!(", started by {}", crate::sanitize::sanitize_line(b, 40)))
                 .unwrap_or_default();
+            let elsewhere = state
+                .servers
+                .iter()
+                .any(|s| s.id == r.key.server && matches!(s.health, Health::Elsewhere(_)));
+            let via = if elsewhere && !r.is_over() {
+                "; followed by another process: answers and cancels go to it"
+            } else {
+                ""
+            };
             let text = format!(
-                " {} {} on {}{by}",
+                " {} {} on {}{by}{via}",
                 crate::sanitize::sanitize_line(tool, 30),
                 r.short_id(),
-                crate::sanitize::sanitize_line(r.key.server.as_str(), 30)
+                fit(&state.server_name(&r.key.server), 30)
             );
             Line::styled(fit(&text, width), theme.dim).render(area, buf);
         }

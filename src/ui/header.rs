@@ -37,7 +37,7 @@ impl Widget for Header<'_> {
         if area.height == 0 {
             return;
         }
-        let total = state.tasks.len();
+        let total = state.tasks.len().saturating_sub(state.removed_rows);
         let inbox = state.board.waiting_total();
         let mut title = vec![
             Span::styled(" taskrail ", theme.title),
@@ -101,6 +101,8 @@ impl Widget for Header<'_> {
                         Health::Degraded { .. } => ("●", theme.degraded),
                         Health::Reconnecting { .. } => ("◌", theme.degraded),
                         Health::Disabled(_) => ("✖", theme.error),
+                        Health::Elsewhere(_) => ("◇", theme.dim),
+                        Health::Idle => ("·", theme.dim),
                     };
                     (dot, s.health_text(), style)
                 }

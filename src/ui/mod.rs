@@ -16,6 +16,7 @@ pub mod signin;
 pub mod table;
 pub mod text;
 pub mod theme;
+pub mod wire;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -200,6 +201,13 @@ impl Widget for Dashboard<'_> {
                     state,
                     view: v,
                     theme,
+                }
+                .render(a.body, buf),
+                Modal::Wire(v) => wire::WireScreen {
+                    state,
+                    view: v,
+                    theme,
+                    focused: top,
                 }
                 .render(a.body, buf),
                 Modal::Inbox(v) => inbox::InboxPopup {

@@ -11,7 +11,7 @@ use ratatui::widgets::Widget;
 use super::Theme;
 use super::text::fit;
 use super::theme::status_icon;
-use crate::sanitize::sanitize_line;
+use crate::sanitize::{display_width, sanitize_line};
 use crate::state::Tombstone;
 use crate::state::task::{Phase, TaskRow};
 use crate::state::time::short_duration;
@@ -161,10 +161,12 @@ impl Widget for TaskTable<'_> {
             }
         }
         let end = (offset + height).min(board.view_len());
+        let server_w = server_width(state, wide);
         let widths: Vec<Constraint> = cols
             .iter()
             .map(|c| match c {
                 Col::Message => Constraint::Fill(1),
+                Col::Server => Constraint::Length(server_w),
                 c => Constraint::Length(c.width(wide)),
             })
             .collect();
@@ -182,6 +184,13 @@ impl Widget for TaskTable<'_> {
             Field::new(t)
         });
         draw_row(buf, table_area, 0, theme.table_header, &rects, header);
+        if offset > 0 && board.new_above > 0 {
+            // Rows came in above the first one drawn (sorted newest first, scrolled down).
+            let mark = format!(" ↑ {} new above ", board.new_above);
+            let w = (mark.chars().count() as u16).min(table_area.width);
+            let x = table_area.right().saturating_sub(w);
+            buf.set_stringn(x, table_area.y, &mark, w as usize, theme.warn);
+        }
         let rows = board.view_rows(&state.tasks, offset..end);
         for (i, r) in rows.enumerate() {
             let y = i as u16 + 1;
@@ -200,12 +209,20 @@ impl Widget for TaskTable<'_> {
             } else {
                 Style::default()
             };
+            let server = fit(&state.server_name(&r.key.server), server_w as usize);
             let fields = cols
                 .iter()
-                .map(|c| cell(*c, wide, r, note.clone(), theme, now));
+                .map(|c| cell(*c, wide, r, &server, note.clone(), theme, now));
             draw_row(buf, table_area, y, row_style, &rects, fields);
         }
     }
+}
+
+/// The server column's width: the longest name the header shows, within bounds.
+pub(crate) fn server_width(state: &State, wide: bool) -> u16 {
+    let names = state.server_names();
+    let longest = names.iter().map(|n| display_width(n)).max().unwrap_or(0);
+    (longest.min(24) as u16).max(Col::Server.width(wide))
 }
 
 /// Where each column starts and how wide it is within a table `width` wide: the layout a
@@ -369,13 +386,15 @@ pub(crate) fn cell(
     c: Col,
     wide: bool,
     r: &TaskRow,
+    server: &str,
     note: Option<(String, String)>,
     theme: &Theme,
     now: Now,
 ) -> Field {
     let w = c.width(wide) as usize;
     match c {
-        Col::Server => Field::new(sanitize_line(r.key.server.as_str(), w)).style(theme.accent),
+        // already fitted by the caller, to the column's width on this screen
+        Col::Server => Field::new(server.to_string()).style(theme.accent),
         Col::Id => Field::new(sanitize_line(&r.short_id(), 8)),
         Col::Tool => Field::new(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
         Col::Status => {
@@ -392,7 +411,10 @@ pub(crate) fn cell(
                 let msg = r.task.as_ref().and_then(|t| t.status_message.as_deref());
                 let msg = match msg {
                     Some(m) => sanitize_line(m, 200),
-                    None => r.note_line().unwrap_or_default(),
+                    None => r
+                        .result_line()
+                        .or_else(|| r.note_line())
+                        .unwrap_or_default(),
                 };
                 Field::new(msg).style(theme.label)
             }

@@ -41,6 +41,12 @@ fn the_full_example_parses() {
     assert_eq!(names, ["demo", "prod", "hosted", "ci", "local"]);
     assert_eq!(c.proxy.answer_within.as_deref(), Some("50s"));
     assert_eq!(c.proxy.hosts.get("goose").map(String::as_str), Some("280s"));
+    assert_eq!(
+        c.telemetry
+            .get("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .map(String::as_str),
+        Some("http://localhost:4318")
+    );
     let demo = c.server("demo").unwrap();
     assert_eq!(demo.poll_floor, Some(Duration::from_millis(500)));
     assert!(!demo.read_only);

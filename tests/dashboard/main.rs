@@ -7,8 +7,10 @@
 mod support;
 
 mod board;
+mod every_task;
 mod inbox_and_commands;
 mod input;
 mod restart;
 mod shared_ledger;
 mod signin;
+mod wire;

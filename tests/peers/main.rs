@@ -15,3 +15,4 @@ mod keyring;
 mod oauth;
 mod oauth_secrets;
 mod tower;
+mod wire_log;

@@ -9,4 +9,6 @@ mod dashboard;
 mod faults;
 mod hosts;
 mod listener;
+mod otel;
 mod retry;
+mod wire_log;

@@ -9,6 +9,7 @@
 //! default `<repo>/.peers`; a missing install is a test failure, never a skip.
 #![allow(dead_code)]
 
+pub mod otlp;
 pub mod tower;
 
 use std::fs::{self, File, OpenOptions};
@@ -372,6 +373,7 @@ pub mod screen;
 pub mod shared;
 pub mod taskrail;
 pub mod tmux;
+pub mod wire_log;
 
 /// A plain web server that is not an MCP endpoint: Python's `http.server` on 127.0.0.1
 /// (GET → 404 for `/mcp`, POST → 501), serving an empty directory.

@@ -5,7 +5,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod board_rows;
 mod dashboard;
 mod escapes;
 mod inbox_and_commands;
 mod input;
+mod wire;

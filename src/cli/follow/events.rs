@@ -40,7 +40,10 @@ impl Follower {
             | EngineEvent::LocalAsked { .. }
             | EngineEvent::SignInIgnored { .. }
             | EngineEvent::SignedIn { .. }
-            | EngineEvent::SignInFailed { .. } => {}
+            | EngineEvent::SignInFailed { .. }
+            | EngineEvent::ServerUnreachable { .. }
+            | EngineEvent::TaskRemoved { .. }
+            | EngineEvent::ServerIdle { .. } => {}
             EngineEvent::Reconnecting {
                 server,
                 attempt,

@@ -192,6 +192,9 @@ impl ServerActor {
                 })
                 .await
                 .is_some();
+        if stored {
+            self.keep_trace_context(&task_id);
+        }
         self.emit(EngineEvent::TaskKnown {
             server: self.id(),
             task: KnownTask {

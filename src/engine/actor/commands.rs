@@ -1,5 +1,5 @@
-//! The actor's commands: track, call (sent from `calls.rs`), answer, cancel, and what
-//! their replies change. An answer or a cancel for a task another live process follows
+//! The actor's commands: track, call (sent from `calls.rs`), answer (cancel is in
+//! `cancel.rs`), where each goes, and what an answer's reply changes. An answer or a cancel for a task another live process follows
 //! is left for it in the outbox (see `outbox.rs`); otherwise it is sent from here.
 //!
 //! Must not block on the network: calls run in spawned tasks that report `Internal`s.
@@ -8,7 +8,7 @@ use super::*;
 use crate::ledger;
 
 /// Where an answer or a cancel goes.
-enum Route {
+pub(super) enum Route {
     /// Send it ourselves, through this client.
     Send(Arc<McpClient>),
     /// Another live process follows the task: leave it in the outbox.
@@ -30,6 +30,11 @@ impl ServerActor {
             };
             return self.call_done(*call_id, tool.clone(), result).await;
         }
+        if let Some(why) = self.spec.unreachable.clone()
+            && self.refuse_unreachable(&cmd, &why).await
+        {
+            return;
+        }
         let needs_connection = matches!(
             cmd,
             EngineCommand::CallTool { .. }
@@ -41,6 +46,7 @@ impl ServerActor {
             if self.queued.len() < 1024 {
                 self.queued.push(cmd);
             }
+            self.ensure_connecting();
             return;
         }
         match cmd {
@@ -154,7 +160,7 @@ impl ServerActor {
 
     /// Decide where an answer or a cancel of `task_id` goes. `serving`: we carry out
     /// another process's request (we follow the task).
-    async fn route(&mut self, task_id: &TaskId, what: &str, serving: bool) -> Route {
+    pub(super) async fn route(&mut self, task_id: &TaskId, what: &str, serving: bool) -> Route {
         if let Some(f) = self.refuse_read_only(what).await {
             return Route::Refuse(f);
         }
@@ -185,6 +191,13 @@ impl ServerActor {
                 if follower.is_some() {
                     return Route::Outbox;
                 }
+            }
+            if let Some(why) = &self.spec.unreachable {
+                return Route::Refuse(Failure::Failed(format!(
+                    "no running process follows task {task_id} now, and this one cannot reach \
+                     its server ({why}); run the command that started it again, or give \
+                     --server to a process that can reach it"
+                )));
             }
             if let Some(s) = t.session {
                 self.join_session(s).await;
@@ -234,6 +247,7 @@ impl ServerActor {
         let client = match route {
             Route::Send(c) => c,
             Route::Wait => {
+                self.ensure_connecting();
                 if self.queued.len() < 1024 {
                     self.queued.push(EngineCommand::Answer {
                         server: self.id(),
@@ -292,81 +306,6 @@ impl ServerActor {
                 .send(Internal::Answered {
                     task_id,
                     responses,
-                    request,
-                    result,
-                })
-                .await;
-        });
-    }
-
-    /// Cancel a task (`request`: the outbox request it carries out) for `by`.
-    pub(super) async fn cancel(&mut self, task_id: TaskId, request: Option<i64>, by: CancelBy) {
-        if self.tasks.get(&task_id).is_some_and(|t| t.cancel_in_flight) {
-            return;
-        }
-        let client = match self.route(&task_id, "cancel", request.is_some()).await {
-            Route::Send(c) => c,
-            Route::Wait => {
-                if self.queued.len() < 1024 {
-                    self.queued.push(EngineCommand::Cancel {
-                        server: self.id(),
-                        task_id,
-                        by,
-                    });
-                }
-                return;
-            }
-            Route::Outbox => {
-                return self
-                    .leave_for_follower(task_id, OutboxKind::Cancel, by.detail(), Vec::new())
-                    .await;
-            }
-            Route::Refuse(error) => {
-                if let Some(id) = request {
-                    let why = error.text().to_string();
-                    self.ledger_queue(move |l| l.complete_request(id, Some(&why)));
-                }
-                self.emit(EngineEvent::CancelFailed {
-                    server: self.id(),
-                    task_id,
-                    error,
-                })
-                .await;
-                return;
-            }
-        };
-        if let Some(t) = self.tasks.get_mut(&task_id) {
-            t.cancel_in_flight = true;
-        }
-        // A task the ledger does not know gets its row only once the server acknowledges
-        // the cancel: a mistyped id leaves nothing behind.
-        if self.tasks.contains_key(&task_id) {
-            let (server, id) = (self.id(), task_id.clone());
-            let detail = by.detail();
-            self.ledger_queue(move |l| {
-                l.record_event(&server, &id, EventKind::CancelRequested, None, &detail)
-            });
-        }
-        if self.tasks.get(&task_id).is_some_and(|t| t.local) {
-            // The proxy that runs the call stops it.
-            drop(client);
-            return self
-                .emit(EngineEvent::LocalAsked {
-                    server: self.id(),
-                    task_id,
-                    request,
-                    ask: LocalAsk::Cancel(by),
-                })
-                .await;
-        }
-        self.stats.request();
-        let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
-            let result =
-                crate::engine::retry::retry_transient(|| client.cancel_task(&task_id)).await;
-            let _ = tx
-                .send(Internal::Cancelled {
-                    task_id,
                     request,
                     result,
                 })
@@ -493,82 +432,6 @@ impl ServerActor {
                     error: failure,
                 })
                 .await;
-            }
-        }
-    }
-
-    pub(super) async fn on_cancelled(
-        &mut self,
-        task_id: TaskId,
-        request: Option<i64>,
-        result: Result<Option<Task>, McpError>,
-    ) {
-        if let Some(t) = self.tasks.get_mut(&task_id) {
-            t.cancel_in_flight = false;
-        }
-        let (server, id) = (self.id(), task_id.clone());
-        match result {
-            Ok(snapshot) => {
-                if let Some(t) = self.tasks.get_mut(&task_id) {
-                    t.cancel_requested = true;
-                }
-                let unknown = !self.tasks.contains_key(&task_id);
-                self.ledger(|l| {
-                    let detail = json!({});
-                    let mut ops = Vec::new();
-                    if unknown {
-                        ops.push(l.record_event(
-                            &server,
-                            &id,
-                            EventKind::CancelRequested,
-                            None,
-                            &detail,
-                        ));
-                    }
-                    ops.push(l.record_event(&server, &id, EventKind::CancelAcked, None, &detail));
-                    ops.extend(request.map(|req| l.complete_request(req, None)));
-                    ledger::all(ops)
-                })
-                .await;
-                self.emit(EngineEvent::CancelSent {
-                    server: self.id(),
-                    task_id: task_id.clone(),
-                    acked: true,
-                })
-                .await;
-                if let Some(task) = snapshot.filter(|t| t.task_id == task_id) {
-                    self.seq += 1;
-                    let seq = self.seq;
-                    self.apply(task, seq, UpdateSource::Poll, None).await;
-                }
-                // Keep following until the task is terminal: it may complete anyway.
-                self.poll_soon(&task_id);
-            }
-            Err(e) => {
-                self.stats.error();
-                let error = match &e {
-                    McpError::TaskNotFound { .. } => Failure::Gone(
-                        "nothing to cancel: the task is unknown to the server or already finished"
-                            .to_string(),
-                    ),
-                    other => Failure::of(other, &task_id),
-                };
-                if let Some(req) = request {
-                    let why = error.text().to_string();
-                    self.ledger_queue(move |l| l.complete_request(req, Some(&why)));
-                }
-                if matches!(e, McpError::SessionLost) {
-                    self.session_lost(&task_id).await;
-                }
-                self.emit(EngineEvent::CancelFailed {
-                    server: self.id(),
-                    task_id: task_id.clone(),
-                    error,
-                })
-                .await;
-                if self.tasks.get(&task_id).is_some_and(|t| t.owned) {
-                    self.start_get(&task_id, UpdateSource::Poll);
-                }
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Connections: the home connection (with backoff), its push stream, and the legacy
 //! sessions of earlier connections rejoined for the tasks that live in them; a session the
-//! server dropped turns its tasks into "session lost" tombstones.
+//! server dropped turns its tasks into "session lost" tombstones; a server this process
+//! cannot reach never connects, and refuses what needs a connection.
 //!
 //! Must not follow tasks itself: it hands clients to the polling and command code.
 
@@ -9,6 +10,43 @@ use crate::ledger::Tombstone;
 use crate::mcp::LegacySession;
 
 impl ServerActor {
+    /// A command that needs a connection, on a server this process cannot reach: refused
+    /// and reported (true), or false for the rest (answers and cancels go through the
+    /// outbox; mirroring needs nothing).
+    pub(super) async fn refuse_unreachable(&mut self, cmd: &EngineCommand, why: &str) -> bool {
+        let reason = format!(
+            "{} cannot be reached from this process: {why}",
+            self.spec.id
+        );
+        match cmd {
+            EngineCommand::CallTool { call_id, tool, .. } => {
+                let result = CallResult::Refused { reason };
+                self.call_done(*call_id, tool.clone(), result).await;
+            }
+            EngineCommand::ListTools { .. } => {
+                self.emit(EngineEvent::ToolsListFailed {
+                    server: self.id(),
+                    error: reason,
+                })
+                .await;
+            }
+            EngineCommand::SignIn { .. }
+            | EngineCommand::SignInRedirect { .. }
+            | EngineCommand::AnswerForeground { .. }
+            | EngineCommand::RecordCreated { .. } => self.notice(NoticeLevel::Warn, reason).await,
+            _ => return false,
+        }
+        true
+    }
+
+    /// Connect now unless connected, connecting or unreachable (a lazy actor's first
+    /// connection, when it has something to do).
+    pub(super) fn ensure_connecting(&mut self) {
+        if self.client.is_none() && !self.connecting && self.spec.unreachable.is_none() {
+            self.start_connect(Duration::ZERO);
+        }
+    }
+
     pub(super) fn start_connect(&mut self, delay: Duration) {
         if self.connecting {
             return;

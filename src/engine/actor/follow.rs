@@ -93,6 +93,7 @@ impl ServerActor {
         .await;
         self.report_note(&task_id).await;
         if follow {
+            self.ensure_connecting();
             if let Some(s) = session {
                 self.join_session(s).await;
             }
@@ -159,7 +160,8 @@ impl ServerActor {
 
     /// Try to take the lease of `ids`; without a ledger every task is ours.
     pub(super) async fn claim(&mut self, ids: Vec<TaskId>) {
-        if ids.is_empty() {
+        // A server this process cannot reach: whoever can follows its tasks.
+        if ids.is_empty() || self.spec.unreachable.is_some() {
             return;
         }
         let got: Vec<TaskId> = if self.ledger.is_some() {
@@ -271,7 +273,15 @@ impl ServerActor {
         let (server, id) = (self.id(), task_id.clone());
         let rec = self.ledger(move |l| l.get(&server, &id)).await.flatten();
         match rec {
+            // Mirrored from the ledger when this process cannot reach the server.
             Some(rec) => self.adopt(rec, true).await,
+            None if self.spec.unreachable.is_some() => {
+                let text = format!(
+                    "task {task_id} is not in the ledger, and {} cannot be reached from here",
+                    self.spec.id
+                );
+                self.notice(NoticeLevel::Warn, text).await;
+            }
             None => {
                 let tr = TrackedTask {
                     provisional: true,

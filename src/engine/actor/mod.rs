@@ -33,6 +33,7 @@ use crate::mcp::{
 };
 
 mod calls;
+mod cancel;
 mod commands;
 mod connect;
 mod follow;
@@ -42,6 +43,7 @@ mod outbox;
 mod polling;
 mod requests;
 mod signin;
+mod traced;
 
 type Connected = Result<super::Connection, McpError>;
 
@@ -219,6 +221,7 @@ impl ServerActor {
     }
 
     async fn emit(&self, ev: EngineEvent) {
+        self.trace(&ev).await;
         let _ = self.events.send(ev).await;
     }
 
@@ -291,10 +294,24 @@ impl ServerActor {
     }
 
     pub(in crate::engine) async fn run(mut self, mut inbox: mpsc::Receiver<ActorMsg>) {
+        if let Some(why) = self.spec.unreachable.clone() {
+            self.emit(EngineEvent::ServerUnreachable {
+                server: self.id(),
+                why,
+            })
+            .await;
+        }
         if self.cfg.resume {
             self.resume_from_ledger().await;
         }
-        self.start_connect(Duration::ZERO);
+        if self.spec.unreachable.is_none() {
+            if !self.spec.lazy || !self.followed_ids().is_empty() {
+                self.start_connect(Duration::ZERO);
+            } else {
+                self.emit(EngineEvent::ServerIdle { server: self.id() })
+                    .await;
+            }
+        }
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -462,7 +479,9 @@ impl ServerActor {
                 .await;
         }
         self.expire_awaited().await;
-        self.take_over_lapsed().await;
+        if self.spec.unreachable.is_none() {
+            self.take_over_lapsed().await;
+        }
         self.ticks = self.ticks.wrapping_add(1);
         // As often as leases are renewed: a lease lost meanwhile is found within one period.
         let renew_ticks = (self.cfg.lease_ttl.as_secs() / 3).max(1);

@@ -54,6 +54,7 @@ macro_rules! contract_suite {
             shared::outbox_requests_reach_the_follower_and_outcomes_the_requester,
             shared::a_lost_session_tombstones_its_live_tasks,
             shared::url_rows_move_to_the_configured_name_and_merge,
+            shared::a_prune_is_in_the_feed_once,
             store::creation_round_trip,
             store::tracked_task_is_inserted_once_and_filled_by_creation,
             store::snapshot_ordering_and_first_terminal_wins,

@@ -393,3 +393,44 @@ pub async fn url_rows_move_to_the_configured_name_and_merge(open: &Open) {
         0
     );
 }
+
+pub async fn a_prune_is_in_the_feed_once(open: &Open) {
+    let (_dir, a, b) = pair(open);
+    create(&a, "done").await;
+    create(&a, "running").await;
+    let done = Task::from_wire(&json!({ "taskId": "done", "status": "completed" })).unwrap();
+    a.record_snapshot(&srv(), &done, crate::ledger::EventKind::Poll, None)
+        .await
+        .unwrap();
+    let cursor = b.feed_cursor().await.unwrap();
+    let soon = chrono::Utc::now() + chrono::TimeDelta::seconds(1);
+    assert_eq!(a.prune_before(soon).await.unwrap(), 1);
+    let ch = b.changes(cursor, "me", false).await.unwrap().expect("news");
+    assert_eq!(ch.removed, vec![(srv(), TaskId::new("done"))]);
+    assert!(ch.tasks.is_empty());
+    // The cursor moved past the prune: it is not told twice.
+    let again = b
+        .changes(ch.cursor, "me", true)
+        .await
+        .unwrap()
+        .expect("forced");
+    assert!(again.removed.is_empty(), "{:?}", again.removed);
+    // A later write is still seen after it.
+    create(&a, "later").await;
+    let later = b
+        .changes(again.cursor, "me", false)
+        .await
+        .unwrap()
+        .expect("news");
+    assert_eq!(later.tasks.len(), 1);
+    // Removing a gone server's unfollowed tasks is in the feed too.
+    let me = Owner::new();
+    assert_eq!(a.remove_unfollowed(&srv(), &me).await.unwrap(), 2);
+    let gone = b
+        .changes(later.cursor, "me", false)
+        .await
+        .unwrap()
+        .expect("news");
+    assert_eq!(gone.removed.len(), 2, "{:?}", gone.removed);
+    assert!(b.servers().await.unwrap().is_empty());
+}

@@ -189,6 +189,10 @@ impl Ledger for PgLedger {
         self.op(|l| l.servers_with_open_tasks())
     }
 
+    fn servers(&self) -> Op<Vec<ServerId>> {
+        self.op(|l| l.servers())
+    }
+
     fn count_server(&self, server: &ServerId) -> Op<usize> {
         let server = server.clone();
         self.op(move |l| l.count_server(&server))
@@ -216,6 +220,11 @@ impl Ledger for PgLedger {
 
     fn prune_before(&self, cutoff: chrono::DateTime<chrono::Utc>) -> Op<usize> {
         self.op(move |l| l.prune_before(cutoff))
+    }
+
+    fn remove_unfollowed(&self, server: &ServerId, me: &Owner) -> Op<usize> {
+        let (server, me) = (server.clone(), me.clone());
+        self.op(move |l| l.remove_unfollowed(&server, &me))
     }
 
     fn canonicalize_servers(&self, canon: Canon) -> Op<usize> {

@@ -18,12 +18,16 @@ use super::db::{Pg, from_ms, from_sql_u64, now_ms};
 use crate::ids::{ServerId, TaskId};
 use crate::ledger::lean::lean_snapshot;
 use crate::ledger::{
-    AnsweredKey, Changes, Cursor, EventKind, EventRecord, Origin, TaskRecord, Tombstone,
+    AnsweredKey, Changes, Cursor, EventKind, EventRecord, Origin, Owner, TaskRecord, Tombstone,
 };
 use crate::mcp::types::{Era, Task};
 
 /// At most this many task rows per feed read.
 pub const FEED_BATCH: usize = 2000;
+
+/// How long the feed remembers a removed task (a process reading later reads the ledger
+/// afresh anyway).
+const REMOVED_KEPT_MS: i64 = 24 * 3600 * 1000;
 
 /// The columns [`task_from_row`] maps.
 pub(super) const SELECT_TASK: &str = "SELECT t.server, t.task_id, t.era, t.tool, t.arguments,
@@ -203,11 +207,63 @@ impl Pg {
         self.prune_before(from_ms(now_ms().saturating_sub(age)))
     }
 
+    /// Delete finished tasks that ended before `cutoff`, noting each for the feed (other
+    /// processes drop their rows) under one change number.
     pub fn prune_before(&self, cutoff: DateTime<Utc>) -> anyhow::Result<usize> {
+        let cutoff = cutoff.timestamp_millis();
         self.write(|tx| {
+            let now = now_ms();
+            tx.execute(
+                "INSERT INTO removed (seq, server, task_id, at, owner_role)
+                 SELECT s.seq, t.server, t.task_id, $2, t.owner_role
+                   FROM tasks t, (SELECT nextval('change_seq') AS seq) s
+                  WHERE t.terminal AND t.terminal_at < $1",
+                &[&cutoff, &now],
+            )?;
+            tx.execute(
+                "DELETE FROM removed WHERE at < $1",
+                &[&now.saturating_sub(REMOVED_KEPT_MS)],
+            )?;
             let n = tx.execute(
                 "DELETE FROM tasks WHERE terminal AND terminal_at < $1",
-                &[&cutoff.timestamp_millis()],
+                &[&cutoff],
+            )?;
+            Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        })
+    }
+
+    /// Remove every task of `server` no live process other than `me` follows, noting each
+    /// for the feed; how many.
+    pub fn remove_unfollowed(&self, server: &ServerId, me: &Owner) -> anyhow::Result<usize> {
+        let ids: Vec<TaskId> = self.read(|c| {
+            Ok(c.query(
+                "SELECT task_id FROM tasks WHERE server = $1",
+                &[&server.as_str()],
+            )?
+            .iter()
+            .map(|r| TaskId::new(r.get(0)))
+            .collect())
+        })?;
+        let live = self.followed_by_others(server, &ids, me)?;
+        let gone: Vec<&str> = ids
+            .iter()
+            .filter(|id| !live.contains(*id))
+            .map(TaskId::as_str)
+            .collect();
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        self.write(|tx| {
+            let seq: i64 = tx.query_one("SELECT nextval('change_seq')", &[])?.get(0);
+            tx.execute(
+                "INSERT INTO removed (seq, server, task_id, at, owner_role)
+                 SELECT $1, server, task_id, $3, owner_role FROM tasks
+                  WHERE server = $2 AND task_id = ANY($4)",
+                &[&seq, &server.as_str(), &now_ms(), &gone],
+            )?;
+            let n = tx.execute(
+                "DELETE FROM tasks WHERE server = $1 AND task_id = ANY($2)",
+                &[&server.as_str(), &gone],
             )?;
             Ok(usize::try_from(n).unwrap_or(usize::MAX))
         })
@@ -222,6 +278,17 @@ impl Pg {
             .iter()
             .map(|r| ServerId::stored(r.get(0)))
             .collect())
+        })
+    }
+
+    pub fn servers(&self) -> anyhow::Result<Vec<ServerId>> {
+        self.read(|c| {
+            Ok(
+                c.query("SELECT DISTINCT server FROM tasks ORDER BY server", &[])?
+                    .iter()
+                    .map(|r| ServerId::stored(r.get(0)))
+                    .collect(),
+            )
         })
     }
 
@@ -289,7 +356,8 @@ impl Pg {
             let r = c.query_one(
                 "SELECT greatest(
                         (SELECT coalesce(max(changed_seq), 0) FROM tasks),
-                        (SELECT coalesce(max(done_seq), 0) FROM outbox)),
+                        (SELECT coalesce(max(done_seq), 0) FROM outbox),
+                        (SELECT coalesce(max(seq), 0) FROM removed)),
                         (SELECT coalesce(max(id), 0) FROM tasks)",
                 &[],
             )?;
@@ -327,11 +395,31 @@ impl Pg {
             .collect();
         let requests = self.open_requests(owner)?;
         let outcomes = self.outcomes_since(owner, since.0)?;
+        let gone = self.read(|c| {
+            Ok(c.query(
+                "SELECT seq, server, task_id FROM removed WHERE seq > $1 ORDER BY seq LIMIT $2",
+                &[&since.0, &(FEED_BATCH as i64)],
+            )?)
+        })?;
+        let removed: Vec<(ServerId, TaskId)> = gone
+            .iter()
+            .map(|r| (ServerId::stored(r.get(1)), TaskId::new(r.get(2))))
+            .collect();
+        // A removal stamps no task row: the cursor moves past it once every task row up to
+        // it was read (its number is its own: no task row has it).
+        if let Some(seq) = gone.last().map(|r| r.get::<_, i64>(0))
+            && !more
+            && removed.len() < FEED_BATCH
+            && seq > cursor.0
+        {
+            cursor = (seq, 0);
+        }
         Ok(Some(Changes {
             cursor,
             tasks,
             requests,
             outcomes,
+            removed,
             more,
         }))
     }

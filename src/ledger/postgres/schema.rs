@@ -179,8 +179,26 @@ CREATE POLICY as_oneself ON {s}.outbox AS RESTRICTIVE FOR INSERT
     WITH CHECK (owner_role = current_user);
 "#;
 
+/// Version 3: tasks a prune (or a demo server's clean-up) removed, stamped with that
+/// write's change number, so the feed tells other processes to drop their rows. Kept for a
+/// day. A row is seen by the roles that saw the task (it names the task's id).
+const V3: &str = r#"
+CREATE TABLE {s}.removed (
+    seq        BIGINT NOT NULL,
+    server     TEXT   NOT NULL,
+    task_id    TEXT   NOT NULL,
+    at         BIGINT NOT NULL,
+    owner_role NAME   NOT NULL
+);
+CREATE INDEX removed_by_seq ON {s}.removed (seq);
+ALTER TABLE {s}.removed ENABLE ROW LEVEL SECURITY;
+CREATE POLICY member ON {s}.removed
+    USING (pg_has_role(current_user, owner_role, 'MEMBER'))
+    WITH CHECK (pg_has_role(current_user, owner_role, 'MEMBER'));
+"#;
+
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build uses.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
@@ -191,7 +209,7 @@ const GRANTS: &str = r#"
 GRANT USAGE ON SCHEMA {s} TO taskrail_users;
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     {s}.tasks, {s}.sessions, {s}.answered_keys, {s}.events, {s}.owners, {s}.follows,
-    {s}.outbox
+    {s}.outbox, {s}.removed
     TO taskrail_users;
 GRANT SELECT ON {s}.schema_version TO taskrail_users;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {s} TO taskrail_users;

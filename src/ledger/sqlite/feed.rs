@@ -91,11 +91,31 @@ impl Db {
         drop(stmt);
         let requests = self.open_requests(owner)?;
         let outcomes = self.outcomes_since(owner, since.0)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, server, task_id FROM removed WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let mut removed = Vec::new();
+        let mut last_removed = None;
+        let mut rows = stmt.query(params![since.0, FEED_BATCH as i64])?;
+        while let Some(row) = rows.next()? {
+            last_removed = Some(row.get::<_, i64>(0)?);
+            removed.push((row.get(1)?, row.get(2)?));
+        }
+        // A prune stamps no task row: the cursor moves past it once every task row up to
+        // it was read (a prune's number is its own: no task row has it).
+        if let Some(seq) = last_removed
+            && !more
+            && removed.len() < FEED_BATCH
+            && seq > cursor.0
+        {
+            cursor = (seq, 0);
+        }
         Ok(Some(Changes {
             cursor,
             tasks,
             requests,
             outcomes,
+            removed,
             more,
         }))
     }

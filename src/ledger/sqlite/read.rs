@@ -14,7 +14,7 @@ use super::db::Db;
 use super::tx::{from_ms, from_sql_u64, now_ms};
 use crate::ids::{ServerId, TaskId};
 use crate::ledger::lean::lean_snapshot;
-use crate::ledger::{AnsweredKey, EventKind, EventRecord, Origin, TaskRecord, Tombstone};
+use crate::ledger::{AnsweredKey, EventKind, EventRecord, Origin, Owner, TaskRecord, Tombstone};
 use crate::mcp::types::{Era, Task};
 
 /// The columns [`task_from_row`] maps, with the arguments and snapshot columns given.
@@ -257,9 +257,28 @@ impl Db {
     /// Delete terminal (or expired) tasks whose terminal time is before `cutoff`.
     pub fn prune_before(&self, cutoff: DateTime<Utc>) -> anyhow::Result<usize> {
         let tx = self.write_tx()?;
+        let cutoff = cutoff.timestamp_millis();
+        let now = now_ms();
+        // What goes is noted for the feed first (other processes drop their rows).
+        let gone: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM tasks WHERE terminal = 1 AND terminal_at < ?1)",
+            params![cutoff],
+            |r| r.get(0),
+        )?;
+        if gone {
+            tx.execute(
+                "INSERT INTO removed (seq, server, task_id, at)
+                 SELECT ?2, server, task_id, ?3 FROM tasks WHERE terminal = 1 AND terminal_at < ?1",
+                params![cutoff, tx.seq()?, now],
+            )?;
+        }
+        tx.execute(
+            "DELETE FROM removed WHERE at < ?1",
+            params![now.saturating_sub(REMOVED_KEPT_MS)],
+        )?;
         let deleted = tx.execute(
             "DELETE FROM tasks WHERE terminal = 1 AND terminal_at < ?1",
-            params![cutoff.timestamp_millis()],
+            params![cutoff],
         )?;
         tx.commit()?;
         if deleted > 0 {
@@ -270,11 +289,56 @@ impl Db {
 }
 
 impl Db {
+    /// Remove every task of `server` no live process other than `me` follows; how many.
+    pub fn remove_unfollowed(&self, server: &ServerId, me: &Owner) -> anyhow::Result<usize> {
+        let ids: Vec<TaskId> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT task_id FROM tasks WHERE server = ?1")?;
+            let rows = stmt.query_map(params![server], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        let live = self.followed_by_others(server, &ids, me)?;
+        let gone: Vec<&TaskId> = ids.iter().filter(|id| !live.contains(*id)).collect();
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        let tx = self.write_tx()?;
+        let (seq, now) = (tx.seq()?, now_ms());
+        for id in &gone {
+            tx.execute(
+                "INSERT INTO removed (seq, server, task_id, at) VALUES (?1, ?2, ?3, ?4)",
+                params![seq, server, id, now],
+            )?;
+            tx.execute(
+                "DELETE FROM tasks WHERE server = ?1 AND task_id = ?2",
+                params![server, id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(gone.len())
+    }
+}
+
+/// How long the feed remembers a pruned task (a process reading later reads the ledger
+/// afresh anyway).
+const REMOVED_KEPT_MS: i64 = 24 * 3600 * 1000;
+
+impl Db {
     /// Every server with an unfinished task, by id.
     pub fn servers_with_open_tasks(&self) -> anyhow::Result<Vec<crate::ids::ServerId>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT DISTINCT server FROM tasks WHERE terminal = 0 ORDER BY server",
         )?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Every server with a task, finished or not, by id.
+    pub fn servers(&self) -> anyhow::Result<Vec<crate::ids::ServerId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT server FROM tasks ORDER BY server")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }

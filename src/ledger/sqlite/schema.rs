@@ -151,8 +151,20 @@ ALTER TABLE tasks ADD COLUMN origin TEXT;
 CREATE INDEX tasks_by_call ON tasks (server, call_key) WHERE call_key IS NOT NULL;
 "#;
 
+/// Version 6: tasks a prune removed, stamped with the prune's change number, so the feed
+/// tells other processes (a dashboard drops their rows). Kept for a day.
+const V6: &str = r#"
+CREATE TABLE removed (
+    seq     INTEGER NOT NULL,
+    server  TEXT    NOT NULL,
+    task_id TEXT    NOT NULL,
+    at      INTEGER NOT NULL
+);
+CREATE INDEX removed_by_seq ON removed (seq);
+"#;
+
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -294,3 +294,26 @@ fn the_feed_comes_in_bounded_batches() {
     }
     assert_eq!(seen, n);
 }
+
+#[test]
+fn a_prune_is_in_the_feed_once() {
+    let (_dir, a, b) = pair();
+    create(&a, "done");
+    create(&a, "running");
+    let done = Task::from_wire(&json!({ "taskId": "done", "status": "completed" })).unwrap();
+    a.record_snapshot(&srv(), &done, crate::ledger::EventKind::Poll, None)
+        .unwrap();
+    let cursor = b.feed_cursor().unwrap();
+    let soon = chrono::Utc::now() + chrono::TimeDelta::seconds(1);
+    assert_eq!(a.prune_before(soon).unwrap(), 1);
+    let ch = b.changes(cursor, "me", false).unwrap().expect("news");
+    assert_eq!(ch.removed, vec![(srv(), TaskId::new("done"))]);
+    assert!(ch.tasks.is_empty());
+    // the cursor moved past the prune: it is not told twice
+    let again = b.changes(ch.cursor, "me", true).unwrap().expect("forced");
+    assert!(again.removed.is_empty(), "{:?}", again.removed);
+    // a later write is still seen after it
+    create(&a, "later");
+    let later = b.changes(again.cursor, "me", false).unwrap().expect("news");
+    assert_eq!(later.tasks.len(), 1);
+}

@@ -31,6 +31,7 @@ mod held;
 mod inbound;
 mod passthrough;
 mod tasks;
+mod traced;
 
 /// A connected MCP server.
 pub struct McpClient {
@@ -324,16 +325,23 @@ impl McpClient {
             None => Some(self.held.hold(&id)?),
             Some(_) => None,
         };
-        let msg = jsonrpc::request(&id, method, self.with_meta(params, era));
+        let mut params = self.with_meta(params, era);
+        let span = self.trace_begin(era, method, &mut params);
+        let msg = jsonrpc::request(&id, method, params);
         let _in_flight = tag.map(|t| InFlight::new(&self.calls, &id, t));
         let fut = self.transport.request(&id, &msg, routing);
         let reply = match timeout {
-            Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| {
-                McpError::Transport(format!("{method} timed out after {} s", t.as_secs()))
-            })??,
-            None => fut.await?,
+            Some(t) => match tokio::time::timeout(t, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(McpError::Transport(format!(
+                    "{method} timed out after {} s",
+                    t.as_secs()
+                ))),
+            },
+            None => fut.await,
         };
-        reply.map_err(|e| McpError::from_rpc(&e, method.starts_with("tasks/")))
+        super::trace_hook::end(span, &reply);
+        reply?.map_err(|e| McpError::from_rpc(&e, method.starts_with("tasks/")))
     }
 
     /// The tag of the call whose reply stream carried a server message. A message on no

@@ -120,14 +120,21 @@ impl McpClient {
             name: name.filter(|_| self.era() == Era::Modern),
             params: &headers,
         };
-        let msg = jsonrpc::request(id, method, params.clone());
+        let mut params = params.clone();
+        let span = self.trace_begin(self.era(), method, &mut params);
+        let msg = jsonrpc::request(id, method, params);
         let fut = self.transport.request(id, &msg, routing);
         let reply = match timeout {
-            Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| {
-                McpError::Transport(format!("{method} timed out after {} s", t.as_secs()))
-            })?,
+            Some(t) => match tokio::time::timeout(t, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(McpError::Transport(format!(
+                    "{method} timed out after {} s",
+                    t.as_secs()
+                ))),
+            },
             None => fut.await,
         };
+        super::super::trace_hook::end(span, &reply);
         let lost = match &reply {
             Err(e) => is_unknown_session(e),
             Ok(Err(rpc)) => is_unknown_session(&McpError::from_rpc(rpc, false)),

@@ -71,6 +71,54 @@ fn scroll_position_survives_live_inserts() {
     );
 }
 
+fn newest(s: &mut State, id: &str, minute: u32) {
+    let mut t = task(id, TaskStatus::Working);
+    t.created_at = Some(format!("2026-07-28T09:{minute:02}:00Z"));
+    run(s, vec![updated(t)]);
+}
+
+#[test]
+fn new_rows_above_show_at_the_top_and_are_counted_when_scrolled_past() {
+    let mut s = fresh();
+    run(
+        &mut s,
+        vec![Msg::Viewport {
+            table_rows: 5,
+            page_rows: 5,
+        }],
+    );
+    for i in 0..30 {
+        newest(&mut s, &format!("t{i:02}"), i);
+    }
+    // the top in sight, the cursor on the second row: a new task shows at the top and
+    // the cursor stays on its task, one line lower
+    run(&mut s, vec![key('g'), code(KeyCode::Down)]);
+    let sel = s.board.selected.clone();
+    newest(&mut s, "n1", 40);
+    s.ensure_view();
+    assert_eq!(s.board.offset, 0, "the new row is in sight");
+    assert_eq!(s.board.view_key(&s.tasks, 0), Some(tk("n1")));
+    assert_eq!(s.board.selected, sel);
+    assert_eq!(s.board.new_above, 0);
+    // scrolled down: new tasks go above the first row drawn, and are counted
+    run(
+        &mut s,
+        vec![code(KeyCode::PageDown), code(KeyCode::PageDown)],
+    );
+    let sel = s.board.selected.clone();
+    assert!(s.board.offset > 0);
+    newest(&mut s, "n2", 41);
+    newest(&mut s, "n3", 42);
+    s.ensure_view();
+    assert_eq!(s.board.selected, sel, "the selection stays on its task");
+    assert_eq!(s.board.new_above, 2);
+    // back at the top, the mark is gone
+    run(&mut s, vec![key('g')]);
+    s.ensure_view();
+    assert_eq!(s.board.offset, 0);
+    assert_eq!(s.board.new_above, 0);
+}
+
 #[test]
 fn invalid_regex_shows_an_inline_error_and_keeps_the_rows() {
     let mut s = fresh();

@@ -118,6 +118,26 @@ fn a_refused_link_is_never_opened_and_can_only_be_declined() {
 }
 
 #[test]
+fn a_link_cancelled_with_ctrl_x_ends_with_a_notice() {
+    let mut s = fresh();
+    waiting(
+        &mut s,
+        vec![("u", url_request("https://auth.example.com/k"))],
+    );
+    run(&mut s, vec![key('a')]);
+    assert_eq!(s.context(), Context::Consent);
+    let fx = run(&mut s, vec![ctrl('x')]);
+    assert_eq!(answer_of(&fx), ("u".into(), json!({"action": "cancel"})));
+    assert!(s.modals.is_empty());
+    let said: Vec<&str> = s.notices.iter().map(|n| n.text.as_str()).collect();
+    assert!(
+        said.iter()
+            .any(|t| t.contains("link request of task t1") && t.contains("cancelled")),
+        "{said:?}"
+    );
+}
+
+#[test]
 fn the_completion_notice_marks_the_consent_view() {
     let mut s = fresh();
     waiting(
