@@ -1,5 +1,5 @@
 //! The `Ledger` trait: every durable operation taskrail asks of its ledger, by name, for
-//! any backend (SQLite today), and `LedgerHandle`, the cloneable handle callers hold.
+//! any backend (SQLite, PostgreSQL), and `LedgerHandle`, the cloneable handle callers hold.
 //!
 //! Owns the contract, not its storage: what each operation means and the ordering every
 //! caller relies on. Must not name a backend, and must not log task ids.
