@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use crate::config::{Desktop, NotifyConfig};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId};
 pub use crate::state::TimelineEntry;
+use crate::state::charts::{Range, Summary};
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
 
@@ -57,6 +58,14 @@ pub trait TimelineSource: Send + Sync {
         server: &ServerId,
         task_id: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>>;
+
+    /// The statistics view's summary of `range` ending at `now`, aggregated where it is
+    /// read (never on the UI task).
+    fn stats(
+        &self,
+        range: Range,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> BoxFuture<'static, anyhow::Result<Box<Summary>>>;
 }
 
 /// A timeline source with nothing in it, for headless runs (benchmarks, tests).
@@ -81,6 +90,22 @@ impl TimelineSource for NoTimeline {
         _: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>> {
         Box::pin(async { Ok(Default::default()) })
+    }
+
+    fn stats(
+        &self,
+        range: Range,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> BoxFuture<'static, anyhow::Result<Box<Summary>>> {
+        Box::pin(async move {
+            Ok(Box::new(crate::state::charts::summarize(
+                range,
+                now,
+                &[],
+                &[],
+                false,
+            )))
+        })
     }
 }
 
@@ -514,6 +539,13 @@ where
                     loads.push(Box::pin(async move {
                         let result = fut.await.map_err(|e| format!("{e:#}"));
                         Msg::TimelineLoaded { key, result }
+                    }));
+                }
+                Effect::LoadStats { range } => {
+                    let fut = timeline.stats(range, chrono::Utc::now());
+                    loads.push(Box::pin(async move {
+                        let result = fut.await.map_err(|e| format!("{e:#}"));
+                        Msg::StatsLoaded { range, result }
                     }));
                 }
                 Effect::LoadPayload { key, then } => {

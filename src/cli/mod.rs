@@ -21,6 +21,7 @@ mod output;
 mod proxy;
 mod proxy_headers;
 mod servers;
+pub mod stats_read;
 mod task_ref;
 
 pub use args::{AuthCommand, Cli, Command, GlobalArgs, exit};

@@ -30,6 +30,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "URL  the address the browser ended on, for a running sign-in",
     ),
     ("hints", "  conformance hints of the servers"),
+    ("stats", "  pictures of the work over time"),
     ("help", "  the key bindings"),
     ("quit", "  leave taskrail"),
 ];
@@ -45,6 +46,7 @@ pub enum Command {
     Servers,
     Inbox,
     Hints,
+    Stats,
     Help,
     Quit,
     SignIn(Option<ServerId>),
@@ -135,6 +137,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         }
         "servers" => Command::Servers,
         "inbox" => Command::Inbox,
+        "stats" => Command::Stats,
         "login" => Command::SignIn(server_arg(arg, state)?),
         "redirect" if arg.is_empty() => {
             return Err("paste the address the browser ended on: redirect URL".into());
@@ -325,6 +328,7 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         Command::SignIn(server) => super::signin::sign_in(state, server, now, fx),
         Command::Redirect(url) => super::signin::pasted(state, url, now, fx),
         Command::Hints => hints::open(state),
+        Command::Stats => super::stats::open(state, now, fx),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => fx.push(Effect::Quit),
     }

@@ -78,6 +78,9 @@ actions! {
     Roots = "roots",
     Servers = "servers",
     SignIn = "sign_in",
+    Stats = "stats",
+    StatsLonger = "stats_longer",
+    StatsShorter = "stats_shorter",
 }
 
 impl fmt::Display for Action {
@@ -102,14 +105,17 @@ pub enum Context {
     Consent,
     /// The sampling view (the reply is typed here).
     Sampling,
+    /// The statistics view.
+    Stats,
 }
 
 impl Context {
-    pub const ALL: [Context; 11] = [
+    pub const ALL: [Context; 12] = [
         Context::Board,
         Context::Filter,
         Context::Command,
         Context::Detail,
+        Context::Stats,
         Context::Form,
         Context::Consent,
         Context::Sampling,
@@ -132,6 +138,7 @@ impl Context {
             Context::Command => "command",
             Context::Consent => "consent",
             Context::Sampling => "sampling",
+            Context::Stats => "stats",
         }
     }
 
@@ -148,6 +155,7 @@ impl Context {
             Context::Command => "Command line (`:`)",
             Context::Consent => "Link consent (URL-mode input)",
             Context::Sampling => "Sampling (the server asks for an LLM reply)",
+            Context::Stats => "Statistics (`:stats`)",
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod alerts;
 pub mod board;
 mod cancel;
+pub mod charts;
 pub mod command;
 pub mod consent;
 pub mod detail;
@@ -30,6 +31,7 @@ mod rows;
 pub mod sampling;
 pub mod servers;
 mod signin;
+pub mod stats;
 pub mod task;
 pub mod text_area;
 pub mod time;
@@ -98,6 +100,11 @@ pub enum Msg {
         key: TaskKey,
         result: Result<Vec<TimelineEntry>, String>,
     },
+    /// The result of an `Effect::LoadStats`.
+    StatsLoaded {
+        range: charts::Range,
+        result: Result<Box<charts::Summary>, String>,
+    },
     /// The result of an `Effect::LoadPayload`.
     PayloadLoaded {
         key: TaskKey,
@@ -132,6 +139,11 @@ pub enum Msg {
 pub enum Effect {
     Engine(EngineCommand),
     LoadTimeline(TaskKey),
+    /// Read the statistics view's summary of `range` ending now from the ledger (off the
+    /// UI task; the answer is `Msg::StatsLoaded`).
+    LoadStats {
+        range: charts::Range,
+    },
     /// Read a finished task's payload from the ledger (see `payload`).
     LoadPayload {
         key: TaskKey,
@@ -205,6 +217,8 @@ pub struct State {
     pub roots_shared: HashMap<ServerId, Vec<roots::RootsShare>>,
     /// Sampling replies typed (or produced) but not sent yet, by request.
     pub drafts: HashMap<(InputTarget, String), String>,
+    /// The range the statistics view showed last (it opens on it again).
+    pub stats_range: charts::Range,
 }
 
 impl State {
@@ -229,6 +243,7 @@ impl State {
             input: HashMap::new(),
             roots_shared: HashMap::new(),
             drafts: HashMap::new(),
+            stats_range: charts::Range::default(),
         }
     }
 
@@ -280,6 +295,7 @@ impl State {
             Some(Modal::Consent(_)) => Context::Consent,
             Some(Modal::Sampling(_)) => Context::Sampling,
             Some(Modal::Help { .. }) => Context::Help,
+            Some(Modal::Stats(_)) => Context::Stats,
             Some(m) if m.picker().is_some_and(|p| p.editing()) => Context::Filter,
             Some(Modal::ServerPicker(_) | Modal::ToolPicker(_) | Modal::Inbox(_)) => {
                 Context::Picker

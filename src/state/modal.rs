@@ -376,6 +376,8 @@ pub enum Modal {
     Sampling(Box<SamplingView>),
     /// What a server is offered as roots, and what it was sent.
     Roots(RootsView),
+    /// Pictures of the work over time (`:stats`).
+    Stats(super::stats::StatsView),
 }
 
 impl Modal {
