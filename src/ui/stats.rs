@@ -86,7 +86,8 @@ impl Widget for StatsScreen<'_> {
                 return;
             }
         };
-        let left_w = (inner.width * 3 / 5).max(20);
+        // The legend's width at least (48 columns), three fifths on wide screens.
+        let left_w = (inner.width * 3 / 5).max(48).min(inner.width);
         let [left, gap, right] = Layout::horizontal([
             Constraint::Length(left_w),
             Constraint::Length(1),
@@ -179,8 +180,11 @@ fn render_left(s: &Summary, theme: &Theme, area: Rect, buf: &mut Buffer) {
         .render(chart, buf);
     let mut spans = Vec::new();
     for (i, (name, _, symbol)) in LAYERS.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw(" "));
+        }
         spans.push(Span::styled(format!("{symbol} "), styles[i]));
-        spans.push(Span::styled(format!("{name}  "), theme.label));
+        spans.push(Span::styled(*name, theme.label));
     }
     Line::from(spans).render(legend, buf);
     let most = s.waiting.iter().copied().max().unwrap_or(0);
@@ -262,7 +266,7 @@ fn render_right(state: &State, s: &Summary, theme: &Theme, area: Rect, buf: &mut
         share_bar(pct, theme, bar, buf);
         Line::styled(text, theme.label).render(fig, buf);
     }
-    Line::styled("Task durations (ended in range)", theme.heading).render(dur_head, buf);
+    Line::styled("Durations (ended in range)", theme.heading).render(dur_head, buf);
     if dur.height < 2 {
         return;
     }
@@ -277,7 +281,8 @@ fn render_right(state: &State, s: &Summary, theme: &Theme, area: Rect, buf: &mut
                 .value_style(theme.title)
         })
         .collect();
-    let bar_w = (dur.width / DURATION_BINS.len() as u16)
+    // Wide enough for the labels (`<10s`) where the room allows, one column apart.
+    let bar_w = ((dur.width + 1) / DURATION_BINS.len() as u16)
         .saturating_sub(1)
         .clamp(1, 5);
     BarChart::default()

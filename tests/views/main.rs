@@ -9,3 +9,4 @@ mod dashboard;
 mod escapes;
 mod inbox_and_commands;
 mod input;
+mod stats;
