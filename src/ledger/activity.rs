@@ -43,7 +43,7 @@ pub struct ActivityEvent {
     /// `status`, `push`, `poll`, `resync` or `polls`.
     pub kind: EventKind,
     pub latency_ms: Option<u64>,
-    /// The status it moved to (`status`) or was seen in (the others), when it says.
+    /// The status a `status` entry moved to (`None` for the others).
     pub status: Option<String>,
     /// How many requests it stands for: a `polls` entry counts the polls that changed
     /// nothing; every other entry is one.
@@ -100,11 +100,6 @@ pub fn event_of(task: usize, e: &EventRecord, since: DateTime<Utc>) -> Option<Ac
     if !ACTIVITY_KINDS.contains(&e.kind) || (e.kind != EventKind::Status && e.at < since) {
         return None;
     }
-    let field = if e.kind == EventKind::Status {
-        "to"
-    } else {
-        "status"
-    };
     let count = if e.kind == EventKind::Polls {
         e.detail
             .get("unchanged")
@@ -118,7 +113,9 @@ pub fn event_of(task: usize, e: &EventRecord, since: DateTime<Utc>) -> Option<Ac
         at: e.at,
         kind: e.kind,
         latency_ms: e.latency_ms,
-        status: e.detail.get(field).and_then(|v| v.as_str()).map(clip),
+        status: (e.kind == EventKind::Status)
+            .then(|| e.detail.get("to").and_then(|v| v.as_str()).map(clip))
+            .flatten(),
         count,
     })
 }

@@ -1,6 +1,7 @@
 //! The activity read (`Ledger::activity`) in SQL: the spans of the tasks alive since a
-//! moment in one query, then each one's kept timeline entries through the per-task index,
-//! with the JSON fields picked out by SQLite (no detail is parsed here).
+//! moment in one query, then their kept timeline entries (through the per-task index for a
+//! few tasks, in one pass over the entries for many), with the two JSON fields needed
+//! picked out by SQLite (no detail is parsed here).
 //!
 //! Must agree with `ledger::activity_from_reads` (the contract checks it); must not log
 //! task ids (none is read).
@@ -8,13 +9,35 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use rusqlite::params;
+use rusqlite::{named_params, params};
 
 use super::db::Db;
 use super::tx::{from_ms, from_sql_u64};
 use crate::ids::ServerId;
 use crate::ledger::activity::clip;
 use crate::ledger::{Activity, ActivityEvent, ActivityLimits, EventKind, TaskSpan};
+
+/// Up to this many tasks, their entries are looked up task by task; past it, read in one
+/// pass over every entry.
+const LOOKUPS: usize = 2_000;
+
+/// The status a change moved to, and the count of a `polls` entry (columns 3 and 4).
+macro_rules! ENTRY_FIELDS {
+    () => {
+        "CASE WHEN kind = 'status' AND json_valid(detail)
+              THEN json_extract(detail, '$.to') END,
+         CASE WHEN kind = 'polls' AND json_valid(detail)
+              THEN json_extract(detail, '$.unchanged') END"
+    };
+}
+
+/// The entries kept: every status change, and the pushes and polls since `:since`.
+macro_rules! ENTRY_FILTER {
+    () => {
+        "kind IN ('status', 'push', 'poll', 'resync', 'polls')
+         AND (kind = 'status' OR at >= :since)"
+    };
+}
 
 impl Db {
     /// See [`crate::ledger::Ledger::activity`].
@@ -64,41 +87,25 @@ impl Db {
                 });
             }
         }
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT at, kind, latency_ms,
-                    CASE WHEN json_valid(detail) THEN json_extract(detail,
-                         CASE kind WHEN 'status' THEN '$.to' ELSE '$.status' END) END,
-                    CASE WHEN kind = 'polls' AND json_valid(detail)
-                         THEN json_extract(detail, '$.unchanged') END
-               FROM events
-              WHERE task = ?1
-                AND kind IN ('status', 'push', 'poll', 'resync', 'polls')
-                AND (kind = 'status' OR at >= ?2)
-              ORDER BY id",
-        )?;
         let mut kinds: HashMap<String, EventKind> = HashMap::new();
-        'tasks: for (i, row) in rows.iter().enumerate() {
-            let mut q = stmt.query(params![row, since_ms])?;
-            while let Some(r) = q.next()? {
+        let mut push =
+            |out: &mut Activity, task: usize, r: &rusqlite::Row<'_>| -> rusqlite::Result<bool> {
                 if out.events.len() >= limits.events {
                     out.truncated = true;
-                    break 'tasks;
+                    return Ok(false);
                 }
-                let kind: String = r.get(1)?;
-                let kind = match kinds.get(&kind) {
+                let name: String = r.get(1)?;
+                let kind = match kinds.get(&name) {
                     Some(k) => *k,
-                    None => {
-                        let Some(k) = EventKind::parse(&kind) else {
-                            continue;
-                        };
-                        kinds.insert(kind, k);
-                        k
-                    }
+                    None => match EventKind::parse(&name) {
+                        Some(k) => *kinds.entry(name).or_insert(k),
+                        None => return Ok(true),
+                    },
                 };
                 let status: Option<String> = r.get::<_, Option<String>>(3).unwrap_or(None);
                 let unchanged: Option<i64> = r.get::<_, Option<i64>>(4).unwrap_or(None);
                 out.events.push(ActivityEvent {
-                    task: i,
+                    task,
                     at: from_ms(r.get(0)?),
                     kind,
                     latency_ms: from_sql_u64(r.get(2)?),
@@ -109,6 +116,45 @@ impl Db {
                         1
                     },
                 });
+                Ok(true)
+            };
+        if rows.len() <= LOOKUPS {
+            // Few tasks: each one's entries through the per-task index.
+            let mut stmt = self.conn.prepare_cached(concat!(
+                "SELECT at, kind, latency_ms, ",
+                ENTRY_FIELDS!(),
+                " FROM events WHERE task = :task AND ",
+                ENTRY_FILTER!(),
+                " ORDER BY id"
+            ))?;
+            'tasks: for (i, row) in rows.iter().enumerate() {
+                let mut q = stmt.query(named_params! { ":task": row, ":since": since_ms })?;
+                while let Some(r) = q.next()? {
+                    if !push(&mut out, i, r)? {
+                        break 'tasks;
+                    }
+                }
+            }
+        } else {
+            // Many: one pass over the entries in the order they were written (so each
+            // task's come oldest first), keeping those of the tasks read.
+            let index: HashMap<i64, usize> =
+                rows.iter().enumerate().map(|(i, row)| (*row, i)).collect();
+            let mut stmt = self.conn.prepare_cached(concat!(
+                "SELECT at, kind, latency_ms, ",
+                ENTRY_FIELDS!(),
+                ", task FROM events WHERE ",
+                ENTRY_FILTER!(),
+                " ORDER BY id"
+            ))?;
+            let mut q = stmt.query(named_params! { ":since": since_ms })?;
+            while let Some(r) = q.next()? {
+                let Some(&i) = index.get(&r.get::<_, i64>(5)?) else {
+                    continue;
+                };
+                if !push(&mut out, i, r)? {
+                    break;
+                }
             }
         }
         Ok(out)
