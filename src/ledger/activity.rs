@@ -139,7 +139,7 @@ pub fn activity_from_reads<L: Ledger + ?Sized>(
             .into_iter()
             .filter(|r| alive_since(r, since))
             .collect();
-        recs.sort_by(|a, b| b.recorded_at.cmp(&a.recorded_at));
+        recs.sort_by_key(|r| std::cmp::Reverse(r.recorded_at));
         let mut out = Activity {
             truncated: recs.len() > limits.tasks,
             ..Activity::default()
