@@ -12,3 +12,4 @@ mod input;
 mod restart;
 mod shared_ledger;
 mod signin;
+mod stats;
