@@ -209,7 +209,6 @@ impl Widget for Dashboard<'_> {
                     state,
                     view: v,
                     theme,
-                    now,
                 }
                 .render(a.tabs.union(a.body), buf),
                 Modal::Inbox(v) => inbox::InboxPopup {

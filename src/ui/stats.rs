@@ -14,9 +14,10 @@ use ratatui::widgets::{
 use super::Theme;
 use super::popup::frame;
 use super::text::fit;
+use crate::sanitize::sanitize_line;
+use crate::state::State;
 use crate::state::charts::{DURATION_BINS, Summary};
 use crate::state::stats::{StatsData, StatsView};
-use crate::state::{Now, State};
 
 /// The chart's layers, bottom up: name, marker, the symbol the marker draws.
 const LAYERS: [(&str, Marker, &str); 3] = [
@@ -46,17 +47,11 @@ pub struct StatsScreen<'a> {
     pub state: &'a State,
     pub view: &'a StatsView,
     pub theme: &'a Theme,
-    pub now: Now,
 }
 
 impl Widget for StatsScreen<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let StatsScreen {
-            state,
-            view,
-            theme,
-            now: _,
-        } = self;
+        let StatsScreen { state, view, theme } = self;
         let mut title = format!("Statistics · {}", view.range.label());
         if let StatsData::Loaded(s) = &view.data {
             title.push_str(&format!(" · {} tasks", s.tasks));
@@ -261,7 +256,7 @@ fn render_right(state: &State, s: &Summary, theme: &Theme, area: Rect, buf: &mut
             .iter()
             .position(|x| &x.id == srv)
             .and_then(|i| names.get(i).cloned())
-            .unwrap_or_else(|| srv.as_str().to_string());
+            .unwrap_or_else(|| sanitize_line(srv.as_str(), 60));
         Line::styled(fit(&name, name_w), theme.accent).render(label, buf);
         share_bar(pct, theme, bar, buf);
         Line::styled(text, theme.label).render(fig, buf);

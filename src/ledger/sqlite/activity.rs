@@ -31,6 +31,14 @@ macro_rules! ENTRY_FIELDS {
     };
 }
 
+/// An entry's kind as a number (no string read per row); the kinds are `ENTRY_FILTER`'s.
+macro_rules! ENTRY_KIND {
+    () => {
+        "CASE kind WHEN 'status' THEN 0 WHEN 'push' THEN 1 WHEN 'poll' THEN 2
+                   WHEN 'resync' THEN 3 ELSE 4 END"
+    };
+}
+
 /// The entries kept: every status change, and the pushes and polls since `:since`.
 macro_rules! ENTRY_FILTER {
     () => {
@@ -70,46 +78,49 @@ impl Db {
                 let started = from_ms(r.get(2)?);
                 let terminal: bool = r.get(3)?;
                 let ended: Option<i64> = r.get(4)?;
-                let status: String = r.get(5)?;
                 rows.push(r.get(0)?);
+                // Borrowed from the row; one id per server, shared by its spans.
+                let name = r.get_ref(1)?.as_str().unwrap_or("");
+                let server = match servers.get(name) {
+                    Some(s) => s.clone(),
+                    None => servers
+                        .entry(name.to_string())
+                        .or_insert_with(|| ServerId::stored(name))
+                        .clone(),
+                };
                 out.tasks.push(TaskSpan {
-                    server: {
-                        // One id per server, shared by its spans.
-                        let name: String = r.get(1)?;
-                        servers
-                            .entry(name)
-                            .or_insert_with_key(|n| ServerId::stored(n))
-                            .clone()
-                    },
+                    server,
                     started,
                     ended: terminal.then(|| ended.map_or(started, from_ms)),
-                    status: clip(&status),
+                    status: clip(r.get_ref(5)?.as_str().unwrap_or("unknown")),
                 });
             }
         }
-        let mut kinds: HashMap<String, EventKind> = HashMap::new();
-        let mut push =
+        let push =
             |out: &mut Activity, task: usize, r: &rusqlite::Row<'_>| -> rusqlite::Result<bool> {
                 if out.events.len() >= limits.events {
                     out.truncated = true;
                     return Ok(false);
                 }
-                let name: String = r.get(1)?;
-                let kind = match kinds.get(&name) {
-                    Some(k) => *k,
-                    None => match EventKind::parse(&name) {
-                        Some(k) => *kinds.entry(name).or_insert(k),
-                        None => return Ok(true),
-                    },
+                // The kind by its number in `ENTRY_KIND`.
+                let kind = match r.get::<_, i64>(1)? {
+                    0 => EventKind::Status,
+                    1 => EventKind::Push,
+                    2 => EventKind::Poll,
+                    3 => EventKind::Resync,
+                    _ => EventKind::Polls,
                 };
-                let status: Option<String> = r.get::<_, Option<String>>(3).unwrap_or(None);
+                let status = match r.get_ref(3)? {
+                    rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).ok().map(clip),
+                    _ => None,
+                };
                 let unchanged: Option<i64> = r.get::<_, Option<i64>>(4).unwrap_or(None);
                 out.events.push(ActivityEvent {
                     task,
                     at: from_ms(r.get(0)?),
                     kind,
                     latency_ms: from_sql_u64(r.get(2)?),
-                    status: status.as_deref().map(clip),
+                    status,
                     count: if kind == EventKind::Polls {
                         unchanged.and_then(|n| u64::try_from(n).ok()).unwrap_or(1)
                     } else {
@@ -121,7 +132,9 @@ impl Db {
         if rows.len() <= LOOKUPS {
             // Few tasks: each one's entries through the per-task index.
             let mut stmt = self.conn.prepare_cached(concat!(
-                "SELECT at, kind, latency_ms, ",
+                "SELECT at, ",
+                ENTRY_KIND!(),
+                ", latency_ms, ",
                 ENTRY_FIELDS!(),
                 " FROM events WHERE task = :task AND ",
                 ENTRY_FILTER!(),
@@ -141,7 +154,9 @@ impl Db {
             let index: HashMap<i64, usize> =
                 rows.iter().enumerate().map(|(i, row)| (*row, i)).collect();
             let mut stmt = self.conn.prepare_cached(concat!(
-                "SELECT at, kind, latency_ms, ",
+                "SELECT at, ",
+                ENTRY_KIND!(),
+                ", latency_ms, ",
                 ENTRY_FIELDS!(),
                 ", task FROM events WHERE ",
                 ENTRY_FILTER!(),
