@@ -328,7 +328,7 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         Command::SignIn(server) => super::signin::sign_in(state, server, now, fx),
         Command::Redirect(url) => super::signin::pasted(state, url, now, fx),
         Command::Hints => hints::open(state),
-        Command::Stats => super::stats::open(state, now, fx),
+        Command::Stats => super::stats_update::open(state, now, fx),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => fx.push(Effect::Quit),
     }

@@ -32,6 +32,7 @@ pub mod sampling;
 pub mod servers;
 mod signin;
 pub mod stats;
+mod stats_update;
 pub mod task;
 pub mod text_area;
 pub mod time;

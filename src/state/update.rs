@@ -10,7 +10,7 @@ use super::modal::{ConfirmOp, Modal};
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
     alerts, board, cancel, command, consent, detail, foreground, forms, hints, inbox, mouse,
-    new_task, notices, payload, roots, rows, sampling, servers, signin, stats,
+    new_task, notices, payload, roots, rows, sampling, servers, signin, stats_update,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
@@ -52,9 +52,9 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
             table_rows,
             page_rows,
         } => board::viewport(state, table_rows, page_rows),
-        Msg::StatsLoaded { range, result } => stats::loaded(state, range, result, now),
+        Msg::StatsLoaded { range, result } => stats_update::loaded(state, range, result, now),
         Msg::Tick => {
-            stats::tick(state, now, &mut fx);
+            stats_update::tick(state, now, &mut fx);
             notices::age(state, now);
             if !std::mem::replace(&mut state.input_swept, true) {
                 inbox::forget_answered(state);
@@ -126,7 +126,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             _ => new_task::picker_select(state, now, fx),
         },
         Action::Refresh if matches!(state.modals.last(), Some(Modal::Stats(_))) => {
-            stats::reload(state, now, fx)
+            stats_update::reload(state, now, fx)
         }
         Action::Refresh => {
             if let Some(key) = state.focused_task() {
@@ -170,9 +170,9 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Done => consent::done(state, now, fx),
         Action::RunCommand => sampling::run_command(state, now, fx),
         Action::Roots => roots::open(state),
-        Action::Stats => stats::open(state, now, fx),
+        Action::Stats => stats_update::open(state, now, fx),
         Action::StatsLonger | Action::StatsShorter => {
-            stats::step_range(state, action == Action::StatsLonger, now, fx)
+            stats_update::step_range(state, action == Action::StatsLonger, now, fx)
         }
         Action::Decline | Action::Dismiss => forms::decline(state, action, now, fx),
     }
@@ -241,7 +241,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
                 requests_per_sec,
                 errors_total,
             );
-            stats::latencies(state, &server, &latencies_ms);
+            stats_update::latencies(state, &server, &latencies_ms);
         }
         EngineEvent::ServerMisbehaved {
             server,
