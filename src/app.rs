@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use crate::config::{Desktop, NotifyConfig};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId, TaskId, WireHub};
 pub use crate::state::TimelineEntry;
+use crate::state::charts::{Range, Summary};
 use crate::state::{Alert, AlertKind, Effect, Key, KeyCode, Keymap, Mouse, Msg, State, update};
 use crate::ui::{self, Dashboard, Theme};
 
@@ -32,9 +33,11 @@ pub mod export_file;
 #[cfg(test)]
 mod loop_tests;
 mod pacing;
+mod probe;
 mod wire_feed;
 
 use pacing::Pacer;
+pub use probe::{FRAME_TITLE_ENV, FrameTitle, NoProbe, Probe};
 
 /// Where the detail view's timeline and a resumed task's payload come from (the ledger,
 /// adapted by the caller).
@@ -58,6 +61,14 @@ pub trait TimelineSource: Send + Sync {
         server: &ServerId,
         task_id: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>>;
+
+    /// The statistics view's summary of `range` ending at `now`, aggregated where it is
+    /// read (never on the UI task).
+    fn stats(
+        &self,
+        range: Range,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> BoxFuture<'static, anyhow::Result<Box<Summary>>>;
 }
 
 /// A timeline source with nothing in it, for headless runs (benchmarks, tests).
@@ -82,6 +93,22 @@ impl TimelineSource for NoTimeline {
         _: &TaskId,
     ) -> BoxFuture<'static, anyhow::Result<crate::state::payload::Payload>> {
         Box::pin(async { Ok(Default::default()) })
+    }
+
+    fn stats(
+        &self,
+        range: Range,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> BoxFuture<'static, anyhow::Result<Box<Summary>>> {
+        Box::pin(async move {
+            Ok(Box::new(crate::state::charts::summarize(
+                range,
+                now,
+                &[],
+                &[],
+                false,
+            )))
+        })
     }
 }
 
@@ -257,42 +284,6 @@ fn end_signals() -> anyhow::Result<impl std::future::Future<Output = &'static st
 
 /// Engine events folded in at most before the loop looks at input and the screen again.
 const DRAIN_MAX: usize = 512;
-
-/// Watches the loop from outside (the `bench` subcommand); the dashboard uses `NoProbe`.
-pub trait Probe {
-    /// A message is about to be folded into the state.
-    fn received(&mut self, _msg: &Msg) {}
-    /// The message was folded in.
-    fn applied(&mut self) {}
-    /// A frame of `state` was drawn and flushed to the backend.
-    fn drawn(&mut self, _state: &State) {}
-}
-
-/// The probe that watches nothing.
-pub struct NoProbe;
-
-impl Probe for NoProbe {}
-
-/// Set (to anything) in the environment, the dashboard numbers its frames in the terminal's
-/// title, so a test driving it in tmux reads a screen only between two whole frames.
-pub const FRAME_TITLE_ENV: &str = "TASKRAIL_FRAME_TITLE";
-
-/// The probe that titles the terminal `taskrail frame N` after each frame is flushed.
-#[derive(Default)]
-pub struct FrameTitle {
-    frames: u64,
-}
-
-impl Probe for FrameTitle {
-    fn drawn(&mut self, _state: &State) {
-        use std::io::Write;
-        self.frames += 1;
-        let mut out = std::io::stdout();
-        // OSC 2 (window title); a terminal that ignores it shows nothing.
-        let _ = write!(out, "\x1b]2;taskrail frame {}\x07", self.frames);
-        let _ = out.flush();
-    }
-}
 
 /// Run the dashboard until the user quits or the process is told to end (SIGTERM, SIGHUP,
 /// SIGINT). Owns the terminal: `ratatui::try_init()` (which also installs a panic hook that
@@ -550,6 +541,13 @@ where
                     loads.push(Box::pin(async move {
                         let result = fut.await.map_err(|e| format!("{e:#}"));
                         Msg::TimelineLoaded { key, result }
+                    }));
+                }
+                Effect::LoadStats { range } => {
+                    let fut = timeline.stats(range, chrono::Utc::now());
+                    loads.push(Box::pin(async move {
+                        let result = fut.await.map_err(|e| format!("{e:#}"));
+                        Msg::StatsLoaded { range, result }
                     }));
                 }
                 Effect::LoadPayload { key, then } => {

@@ -182,4 +182,23 @@ impl crate::app::TimelineSource for LedgerTimeline {
             })
         })
     }
+
+    fn stats(
+        &self,
+        range: crate::state::charts::Range,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> futures::future::BoxFuture<'static, anyhow::Result<Box<crate::state::charts::Summary>>>
+    {
+        let ledger = self.0.clone();
+        Box::pin(async move {
+            let (summary, took) = super::stats_read::summary(ledger, range, now).await?;
+            tracing::debug!(
+                "statistics of {} read in {} ms ({} tasks)",
+                range.label(),
+                took.as_millis(),
+                summary.tasks
+            );
+            Ok(summary)
+        })
+    }
 }

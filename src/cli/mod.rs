@@ -24,6 +24,7 @@ mod output;
 mod proxy;
 mod proxy_headers;
 mod servers;
+pub mod stats_read;
 mod task_ref;
 mod wire;
 

@@ -495,6 +495,9 @@ pub enum EngineEvent {
         requests_total: u64,
         requests_per_sec: f64,
         errors_total: u64,
+        /// Durations in milliseconds of the `tasks/get` requests answered since the last
+        /// report, oldest first (the latest 64 at most).
+        latencies_ms: Vec<u32>,
     },
     /// Something the user should read.
     Notice {

@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::activity::{Activity, ActivityLimits, activity_from_reads};
 use super::owner::Owner;
 use super::records::{
     AnsweredKey, Changes, Cursor, Delivery, NewTask, OutboxKind, OutboxOutcome, OutboxRequest,
@@ -165,6 +166,18 @@ pub trait Ledger: Send + Sync + std::fmt::Debug + 'static {
         chunk: usize,
         out: mpsc::Sender<Vec<TaskRecord>>,
     ) -> Op<()>;
+
+    /// The work since `since` in compact form, for pictures of it (see [`Activity`]),
+    /// within `limits`. Called on a handle (`ledger.clone().activity(…)`). The default
+    /// reads it with [`activity_from_reads`] (the list queued at the call, then one
+    /// timeline per task); a backend overrides it with one bulk read.
+    fn activity(
+        self: Arc<Self>,
+        since: chrono::DateTime<chrono::Utc>,
+        limits: ActivityLimits,
+    ) -> Op<Activity> {
+        activity_from_reads(self, since, limits)
+    }
 
     // --- retention and identities ---
 

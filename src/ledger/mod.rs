@@ -9,6 +9,7 @@
 //! here logs a full id. Must not import ratatui or crossterm, and never receives headers or
 //! tokens.
 
+mod activity;
 mod api;
 #[cfg(test)]
 mod contract;
@@ -23,6 +24,7 @@ pub mod postgres;
 mod records;
 pub mod sqlite;
 
+pub use activity::{Activity, ActivityEvent, ActivityLimits, TaskSpan, activity_from_reads};
 pub use api::{Canon, Ledger, LedgerHandle, Op, all};
 pub use duration::parse_duration;
 pub use location::Location;

@@ -34,6 +34,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "wire",
         "[SERVER|all]  the raw JSON-RPC messages (all: every server)",
     ),
+    ("stats", "  pictures of the work over time"),
     ("help", "  the key bindings"),
     ("quit", "  leave taskrail"),
 ];
@@ -49,6 +50,7 @@ pub enum Command {
     Servers,
     Inbox,
     Hints,
+    Stats,
     Help,
     Quit,
     SignIn(Option<ServerId>),
@@ -140,6 +142,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         }
         "servers" => Command::Servers,
         "inbox" => Command::Inbox,
+        "stats" => Command::Stats,
         "login" => Command::SignIn(server_arg(arg, state)?),
         "redirect" if arg.is_empty() => {
             return Err("paste the address the browser ended on: redirect URL".into());
@@ -335,6 +338,7 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
             state,
             server.map(|s| crate::sanitize::sanitize_line(s.as_str(), 200)),
         ),
+        Command::Stats => super::stats_update::open(state, now, fx),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => fx.push(Effect::Quit),
     }

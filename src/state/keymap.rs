@@ -80,6 +80,9 @@ actions! {
     SignIn = "sign_in",
     Wire = "wire",
     Pause = "pause",
+    Stats = "stats",
+    StatsLonger = "stats_longer",
+    StatsShorter = "stats_shorter",
 }
 
 impl fmt::Display for Action {
@@ -106,14 +109,17 @@ pub enum Context {
     Sampling,
     /// The wire view (raw JSON-RPC messages).
     Wire,
+    /// The statistics view.
+    Stats,
 }
 
 impl Context {
-    pub const ALL: [Context; 12] = [
+    pub const ALL: [Context; 13] = [
         Context::Board,
         Context::Filter,
         Context::Command,
         Context::Detail,
+        Context::Stats,
         Context::Form,
         Context::Consent,
         Context::Sampling,
@@ -138,6 +144,7 @@ impl Context {
             Context::Consent => "consent",
             Context::Sampling => "sampling",
             Context::Wire => "wire",
+            Context::Stats => "stats",
         }
     }
 
@@ -155,6 +162,7 @@ impl Context {
             Context::Consent => "Link consent (URL-mode input)",
             Context::Sampling => "Sampling (the server asks for an LLM reply)",
             Context::Wire => "Wire view (the raw JSON-RPC messages, newest first)",
+            Context::Stats => "Statistics (`:stats`)",
         }
     }
 }

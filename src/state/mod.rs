@@ -14,6 +14,7 @@ pub mod alerts;
 mod answer;
 pub mod board;
 mod cancel;
+pub mod charts;
 pub mod command;
 pub mod consent;
 pub mod detail;
@@ -39,6 +40,8 @@ mod rows;
 pub mod sampling;
 pub mod servers;
 mod signin;
+pub mod stats;
+mod stats_update;
 pub mod task;
 pub mod text_area;
 pub mod time;
@@ -110,6 +113,11 @@ pub enum Msg {
         key: TaskKey,
         result: Result<Vec<TimelineEntry>, String>,
     },
+    /// The result of an `Effect::LoadStats`.
+    StatsLoaded {
+        range: charts::Range,
+        result: Result<Box<charts::Summary>, String>,
+    },
     /// The result of an `Effect::LoadPayload`.
     PayloadLoaded {
         key: TaskKey,
@@ -146,6 +154,11 @@ pub enum Msg {
 pub enum Effect {
     Engine(EngineCommand),
     LoadTimeline(TaskKey),
+    /// Read the statistics view's summary of `range` ending now from the ledger (off the
+    /// UI task; the answer is `Msg::StatsLoaded`).
+    LoadStats {
+        range: charts::Range,
+    },
     /// Read a finished task's payload from the ledger (see `payload`).
     LoadPayload {
         key: TaskKey,
@@ -224,6 +237,8 @@ pub struct State {
     pub drafts: HashMap<(InputTarget, String), String>,
     /// The messages of every server, for the wire view (bounded rings).
     pub wire: wire_log::WireLog,
+    /// The range the statistics view showed last (it opens on it again).
+    pub stats_range: charts::Range,
 }
 
 impl State {
@@ -250,6 +265,7 @@ impl State {
             roots_shared: HashMap::new(),
             drafts: HashMap::new(),
             wire: wire_log::WireLog::default(),
+            stats_range: charts::Range::default(),
         }
     }
 
@@ -301,6 +317,7 @@ impl State {
             Some(Modal::Consent(_)) => Context::Consent,
             Some(Modal::Sampling(_)) => Context::Sampling,
             Some(Modal::Help { .. }) => Context::Help,
+            Some(Modal::Stats(_)) => Context::Stats,
             Some(m) if m.picker().is_some_and(|p| p.editing()) => Context::Filter,
             Some(Modal::Wire(v)) if v.editing => Context::Filter,
             Some(Modal::Wire(_)) => Context::Wire,

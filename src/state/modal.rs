@@ -361,6 +361,8 @@ pub enum Modal {
     Roots(RootsView),
     /// The raw JSON-RPC messages of one server or all.
     Wire(super::wire_log::WireView),
+    /// Pictures of the work over time (`:stats`).
+    Stats(super::stats::StatsView),
 }
 
 impl Modal {

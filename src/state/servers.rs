@@ -79,6 +79,8 @@ pub struct ServerState {
     pub hints: Vec<HintRecord>,
     /// Where its sign-in stands (none: nothing to do).
     pub sign_in: Option<super::SignInState>,
+    /// Its latest request durations.
+    pub latency: super::stats::LatencyRing,
 }
 
 impl ServerState {
@@ -95,6 +97,7 @@ impl ServerState {
             errors_total: 0,
             hints: Vec::new(),
             sign_in: None,
+            latency: Default::default(),
         }
     }
 

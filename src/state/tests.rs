@@ -19,6 +19,7 @@ mod new_task;
 mod payload;
 mod servers;
 mod signin;
+mod stats;
 mod wire;
 
 use chrono::{TimeZone, Utc};
@@ -270,6 +271,7 @@ fn server_health_and_stats_reach_the_header_state() {
                 requests_total: 10,
                 requests_per_sec: 2.5,
                 errors_total: 1,
+                latencies_ms: vec![],
             }),
             ev(EngineEvent::ServerDegraded {
                 server: srv(),

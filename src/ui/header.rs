@@ -1,16 +1,20 @@
 //! The header: the title line and one line per server (its short name, era, what it can do
-//! for push, request rate, inbox count, conformance-hint badge, health in words), as many
-//! servers as the screen leaves room for. Must not mutate state.
+//! for push, request rate, inbox count, conformance-hint badge, health in words, and a
+//! latency sparkline where the width allows), as many servers as the screen leaves room
+//! for. Must not mutate state.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
+use ratatui::widgets::{Sparkline, Widget};
 
 use super::Theme;
 use super::text::fit;
 use crate::sanitize::display_width;
 use crate::state::{Health, Now, State};
+
+/// Columns of a server's latency sparkline (on screens 100 columns wide or more).
+const SPARK_W: u16 = 16;
 
 /// `s` padded with spaces to `width` columns.
 fn pad(s: &str, width: usize) -> String {
@@ -140,10 +144,23 @@ impl Widget for Header<'_> {
                     theme.warn,
                 ));
             }
+            // A latency sparkline at the right end where the line has room for it.
+            let spark_w = if area.width >= 100 && !s.latency.is_empty() {
+                SPARK_W
+            } else {
+                0
+            };
             let used: usize = spans.iter().map(|s| s.width()).sum();
-            let room = (area.width as usize).saturating_sub(used + 2);
+            let room = (area.width as usize).saturating_sub(used + 2 + spark_w as usize);
             spans.push(Span::styled(format!("  {}", fit(&health, room)), hstyle));
             Line::from(spans).render(Rect::new(area.x, y, area.width, 1), buf);
+            if spark_w > 0 {
+                let at = Rect::new(area.x + area.width - spark_w - 1, y, spark_w, 1);
+                Sparkline::default()
+                    .data(s.latency.latest(spark_w as usize))
+                    .style(theme.dim)
+                    .render(at, buf);
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod popup;
 pub mod roots;
 pub mod sampling;
 pub mod signin;
+pub mod stats;
 pub mod table;
 pub mod text;
 pub mod theme;
@@ -120,7 +121,8 @@ pub fn hit_test(area: Rect, state: &State, x: u16, y: u16) -> Hit {
 /// │ notice line (latest notice, or a summary)                                       │
 /// └ footer: key hints generated from the keymap for the focused context             ┘
 ///   modals (confirm, input form, link consent, sampling, help, pickers, result) float
-///   above, centred; the roots view takes the body like the detail view
+///   above, centred; the roots view takes the body like the detail view, the statistics
+///   view the tabs and the body
 /// ```
 pub struct Dashboard<'a> {
     pub state: &'a State,
@@ -210,6 +212,13 @@ impl Widget for Dashboard<'_> {
                     focused: top,
                 }
                 .render(a.body, buf),
+                // The tabs line too: the pictures want every row.
+                Modal::Stats(v) => stats::StatsScreen {
+                    state,
+                    view: v,
+                    theme,
+                }
+                .render(a.tabs.union(a.body), buf),
                 Modal::Inbox(v) => inbox::InboxPopup {
                     state,
                     view: v,

@@ -13,4 +13,5 @@ mod input;
 mod restart;
 mod shared_ledger;
 mod signin;
+mod stats;
 mod wire;

@@ -86,6 +86,7 @@ fn connected(state: &mut State) {
                 requests_total: 420,
                 requests_per_sec: 3.4,
                 errors_total: 0,
+                latencies_ms: vec![],
             }),
             Msg::Engine(EngineEvent::ServerConnected {
                 server: srv("legacy-box"),

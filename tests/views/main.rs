@@ -10,4 +10,5 @@ mod dashboard;
 mod escapes;
 mod inbox_and_commands;
 mod input;
+mod stats;
 mod wire;

@@ -499,12 +499,13 @@ impl ServerActor {
                 self.flush_quiet_polls(&id);
             }
         }
-        if let Some((total, rate, errors)) = self.stats.sample() {
+        if let Some(sample) = self.stats.sample() {
             self.emit(EngineEvent::Stats {
                 server: self.id(),
-                requests_total: total,
-                requests_per_sec: rate,
-                errors_total: errors,
+                requests_total: sample.total,
+                requests_per_sec: sample.rate,
+                errors_total: sample.errors,
+                latencies_ms: sample.latencies_ms,
             })
             .await;
         }

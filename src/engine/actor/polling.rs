@@ -175,6 +175,7 @@ impl ServerActor {
         latency_ms: u64,
         source: UpdateSource,
     ) {
+        self.stats.latency(latency_ms);
         if !self.tasks.contains_key(&task_id) {
             return;
         }

@@ -18,6 +18,7 @@
 //! Tests of one backend's internals (SQLite's pragmas, WAL, file mode, `data_version`,
 //! its rows) stay with that backend.
 
+mod activity;
 mod durability;
 mod handle;
 mod shared;
@@ -41,6 +42,9 @@ pub fn fresh(open: &Open) -> (tempfile::TempDir, LedgerHandle) {
 macro_rules! contract_suite {
     ($open:path) => {
         $crate::ledger::contract::contract_suite!(@tests $open;
+            activity::activity_holds_the_tasks_alive_since_and_their_entries,
+            activity::activity_keeps_to_its_limits,
+            activity::activity_of_many_tasks_agrees_with_list_and_timeline,
             durability::two_ledgers_interleave_writes,
             handle::round_trip,
             handle::queued_snapshots_are_seen_by_later_calls,

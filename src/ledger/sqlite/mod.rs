@@ -6,6 +6,7 @@
 //! the `Ledger` trait's implementation over it. Nothing outside this folder names
 //! rusqlite. Must not log task ids.
 
+mod activity;
 mod backend;
 mod calls;
 mod db;

@@ -70,13 +70,18 @@ fn command_completion_names_then_arguments() {
     run(&mut s, vec![key(':'), key('s')]);
     run(&mut s, vec![code(KeyCode::Tab)]);
     let line = s.command.as_ref().unwrap();
-    assert_eq!(line.input.value(), "s", "ambiguous: server, servers, sort");
+    assert_eq!(
+        line.input.value(),
+        "s",
+        "ambiguous: server, servers, sort, stats"
+    );
     assert_eq!(
         line.candidates,
         vec![
             "server".to_string(),
             "servers".to_string(),
-            "sort".to_string()
+            "sort".to_string(),
+            "stats".to_string()
         ]
     );
     run(&mut s, vec![key('e'), code(KeyCode::Tab)]);
