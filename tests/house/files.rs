@@ -89,11 +89,7 @@ fn every_file_says_what_it_owns_and_stays_short() {
 #[test]
 fn the_file_check_sees_a_missing_line_a_long_file_and_a_stale_entry() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| scan::write_file(dir.path(), rel, text);
     write("a.rs", "fn f() {}\n");
     write("b.rs", &format!("//! Long.\n{}", "fn g() {}\n".repeat(700)));
     write("c.rs", "//! Short.\n");

@@ -179,11 +179,7 @@ fn no_file_level_import_loop_inside_a_folder() {
 fn the_loop_check_finds_a_loop_and_a_stale_allowance() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
-    let write = |rel: &str, text: &str| {
-        let p = src.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| scan::write_file(src, rel, text);
     write("state/mod.rs", "mod a; mod b; mod c;\n");
     write("state/a.rs", "use super::b::B;\npub struct A;\n");
     write(

@@ -179,11 +179,7 @@ fn every_module_imports_only_downward() {
 fn the_check_catches_each_kind_of_breach() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path();
-    let write = |rel: &str, text: &str| {
-        let p = src.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| scan::write_file(src, rel, text);
     write(
         "mcp/x.rs",
         "use crate::ids::TaskId;\nuse ratatui::style::Style;\n",

@@ -46,11 +46,7 @@ fn the_reducer_is_pure() {
 #[test]
 fn the_purity_check_sees_a_clock_but_not_a_test() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| scan::write_file(dir.path(), rel, text);
     write(
         "state/a.rs",
         "fn f() { let t = std::time::Instant::now(); }\n",

@@ -321,6 +321,13 @@ pub fn file_of<'a>(path: &[String], files: &'a [SourceFile]) -> Option<&'a Sourc
         .find_map(|k| files.iter().find(|f| f.module == path[..k]))
 }
 
+/// Write `text` to `rel` under `root`, creating its folders (the self-tests' trees).
+pub fn write_file(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 #[test]
 fn grouped_and_relative_imports_are_read() {
     let file = SourceFile {
