@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::scan::{files, without_comments};
+use super::scan::{files, without_comments, write_file};
 
 /// (driver, a pattern naming it as a crate path, the folder it may be named in).
 fn drivers() -> Vec<(&'static str, regex::Regex, &'static str)> {
@@ -48,11 +48,7 @@ fn each_driver_stays_in_its_backend() {
 #[test]
 fn the_check_catches_a_driver_outside_its_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| write_file(dir.path(), rel, text);
     write("src/ledger/sqlite/db.rs", "use rusqlite::Connection;\n");
     write("src/ledger/postgres/db.rs", "use ::postgres::Client;\n");
     write(
