@@ -152,7 +152,7 @@ impl Pg {
         Ok(())
     }
 
-    /// A check for [`super::thread::PgLedger::watch`]: true when another connection wrote
+    /// A check for `PgLedger::watch` (`thread.rs`): true when another connection wrote
     /// since the last check (and the first time).
     pub fn other_writes() -> impl FnMut(&Pg) -> bool + Send + 'static {
         let mut seen = None;
