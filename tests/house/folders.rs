@@ -22,11 +22,6 @@ const ALLOWED_LOOPS: &[(&str, &[&str], &str)] = &[
          session headers",
     ),
     (
-        "mcp",
-        &["mcp/auth/registration.rs", "mcp/auth/settings.rs"],
-        "settings name the registration mode; registration reads the settings",
-    ),
-    (
         "demo",
         &["demo/legacy.rs", "demo/session.rs"],
         "the demo server is an independent check, not client code; its two eras share a session",

@@ -12,17 +12,8 @@ use url::Url;
 use super::AuthError;
 use super::discovery::{ServerMetadata, allowed_url};
 use super::fetch::AuthHttp;
+pub use super::settings::AuthMethod;
 use super::settings::AuthSettings;
-
-/// How the client authenticates at the token endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AuthMethod {
-    /// A public client: `client_id` in the body, no secret.
-    None,
-    ClientSecretBasic,
-    ClientSecretPost,
-}
 
 /// Where a client id came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

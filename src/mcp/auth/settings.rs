@@ -2,9 +2,21 @@
 //! conformance context: a pre-registered client, a Client ID Metadata Document URL, a
 //! fixed redirect port, and the client-credentials mode for unattended runs.
 //!
-//! Owns: `AuthSettings` and `Secret`. Secrets never appear in `Debug` output.
+//! Owns: `AuthSettings`, `AuthMethod` and `Secret`. Secrets never appear in `Debug` output.
 
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How the client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthMethod {
+    /// A public client: `client_id` in the body, no secret.
+    None,
+    ClientSecretBasic,
+    ClientSecretPost,
+}
 
 /// A secret string (client secret, private key): `Debug` and `Display` show `***`.
 #[derive(Clone, PartialEq, Eq)]
@@ -56,7 +68,7 @@ pub struct AuthSettings {
     pub client_id: Option<String>,
     pub client_secret: Option<Secret>,
     /// How the pre-registered client authenticates (default: the server's first choice).
-    pub auth_method: Option<super::registration::AuthMethod>,
+    pub auth_method: Option<AuthMethod>,
     /// A fixed loopback port for servers that need an exact redirect URI.
     pub redirect_port: Option<u16>,
     /// An HTTPS URL of our Client ID Metadata Document (used when the server supports it).
