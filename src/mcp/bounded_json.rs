@@ -12,10 +12,12 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
-use super::types::MAX_INPUT_REQUESTS;
-
 /// Where the count of skipped input requests goes, beside `inputRequests`.
 pub const MORE_KEY: &str = "io.taskrail/moreInputRequests";
+
+/// The most input requests kept (and shown, and prompted) per task snapshot; the rest
+/// are counted in `Task::more_input_requests`.
+pub const MAX_INPUT_REQUESTS: usize = 32;
 
 /// Parse JSON text as [`serde_json::from_slice`] would, with input requests bounded.
 pub fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {

@@ -1,11 +1,21 @@
 //! Typed errors of the MCP client: JSON-RPC errors by meaning, HTTP statuses, transport faults.
 //!
-//! Owns: `McpError` and the mapping from JSON-RPC error codes to it. Must not do I/O.
+//! Owns: `McpError`, the JSON-RPC `ErrorObject`, and the mapping from error codes to
+//! `McpError`. Must not do I/O.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
 
-use super::types::ErrorObject;
+/// A JSON-RPC error object as carried in a failed task or an error reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    pub code: i64,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
 
 /// Every failure the client can report, classified so callers can act on it.
 /// JSON-RPC "invalid params": on `tools/call`, the arguments do not fit the tool (or the

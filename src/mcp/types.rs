@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+pub use super::bounded_json::MAX_INPUT_REQUESTS;
+pub use super::error::ErrorObject;
 use super::error::McpError;
 pub use crate::ids::TaskId;
 
@@ -112,16 +114,6 @@ impl InputRequest {
     }
 }
 
-/// A JSON-RPC error object as carried in a failed task or an error reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorObject {
-    pub code: i64,
-    #[serde(default)]
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
 /// One snapshot of a task, whatever era it came from.
 pub type Task = TaskOf<Box<Value>>;
 
@@ -160,10 +152,6 @@ pub struct TaskOf<R> {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub more_input_requests: usize,
 }
-
-/// The most input requests kept (and shown, and prompted) per task snapshot; the rest
-/// are counted in `Task::more_input_requests`.
-pub const MAX_INPUT_REQUESTS: usize = 32;
 
 fn is_zero(n: &usize) -> bool {
     *n == 0

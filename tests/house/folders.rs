@@ -12,11 +12,6 @@ use crate::scan::{self, SourceFile};
 const ALLOWED_LOOPS: &[(&str, &[&str], &str)] = &[
     (
         "mcp",
-        &["mcp/bounded_json.rs", "mcp/error.rs", "mcp/types.rs"],
-        "a bounded decode reports `McpError`, whose protocol variant carries a `types` value",
-    ),
-    (
-        "mcp",
         &["mcp/get_stream.rs", "mcp/http.rs", "mcp/sse.rs"],
         "the HTTP transport opens the GET stream, which reads SSE through the transport's \
          session headers",
