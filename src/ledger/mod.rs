@@ -23,6 +23,7 @@ mod pg_url;
 pub mod postgres;
 mod records;
 pub mod sqlite;
+mod worker;
 
 pub use activity::{Activity, ActivityEvent, ActivityLimits, TaskSpan, activity_from_reads};
 pub use api::{Canon, Ledger, LedgerHandle, Op, all};

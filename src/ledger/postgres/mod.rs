@@ -68,7 +68,7 @@ fn open_schema(
         schema::check(&mut client, &schema_name)?;
         db::Pg::new(client, config, &schema_name, location, session_ids)
     })?;
-    Ok(Arc::new(thread::PgLedger::spawn(pg)))
+    Ok(Arc::new(thread::PgLedger::spawn(pg, "taskrail-pg-ledger")))
 }
 
 /// `taskrail ledger migrate`: create or upgrade the schema at `url` and the group role

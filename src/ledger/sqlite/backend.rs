@@ -62,7 +62,7 @@ impl OwnedNewTask {
 
 impl Ledger for SqliteLedger {
     fn location(&self) -> String {
-        self.path().display().to_string()
+        SqliteLedger::location(self).to_string()
     }
 
     fn take_write_failure(&self) -> Option<String> {

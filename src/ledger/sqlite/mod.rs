@@ -38,5 +38,5 @@ use crate::ledger::LedgerHandle;
 /// Open (creating if needed) the SQLite ledger at `path` on a thread of its own.
 pub fn open(path: &Path) -> anyhow::Result<LedgerHandle> {
     let db = db::Db::open(path)?;
-    Ok(Arc::new(thread::SqliteLedger::spawn(db)))
+    Ok(Arc::new(thread::SqliteLedger::spawn(db, "taskrail-ledger")))
 }
