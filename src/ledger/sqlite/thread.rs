@@ -21,12 +21,12 @@ impl Store for Db {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::time::Duration;
     use crate::ids::ServerId;
     use crate::ledger::EventKind;
     use crate::mcp::types::{Task, TaskStatus};
     use serde_json::json;
+    use std::sync::Arc;
+    use std::time::Duration;
 
     fn task(id: &str, status: TaskStatus) -> Task {
         Task::from_wire(&json!({ "taskId": id, "status": status.as_str() })).unwrap()
