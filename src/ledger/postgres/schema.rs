@@ -323,10 +323,13 @@ pub fn migrate(client: &mut Client, schema: &str, target: i32) -> anyhow::Result
         &[&to],
     )?;
     tx.batch_execute(
+        // Roles belong to the whole cluster, and the advisory lock above only to this
+        // database: a migration of another database may create the role at the same time.
         "DO $$ BEGIN
              IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'taskrail_users') THEN
                  CREATE ROLE taskrail_users NOLOGIN;
              END IF;
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
          END $$;",
     )
     .context("creating the role taskrail_users")?;
