@@ -57,6 +57,12 @@ pub fn pg_session_ids() -> Option<PathBuf> {
     data_dir().map(|d| d.join("pg-sessions.json"))
 }
 
+/// Writes to a PostgreSQL ledger made while it could not be reached, kept on this machine
+/// until they are replayed: `pg-spool.db` in the data directory.
+pub fn pg_spool() -> Option<PathBuf> {
+    data_dir().map(|d| d.join("pg-spool.db"))
+}
+
 /// The proxy listener's token file: `proxy-tokens.json` beside the ledger file `ledger`.
 pub fn proxy_tokens(ledger: &Path) -> PathBuf {
     ledger

@@ -355,6 +355,11 @@ pub enum EngineEvent {
     ServerIdle {
         server: ServerId,
     },
+    /// The ledger's database could not be reached (`Some(writes kept here, waiting)`), or
+    /// is back with every kept write replayed (`None`).
+    LedgerOffline {
+        waiting: Option<usize>,
+    },
     /// The task left the ledger (another process pruned it): it is no longer shown.
     TaskRemoved {
         server: ServerId,

@@ -16,6 +16,9 @@ use super::api::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
 use super::{EngineConfig, ServerSpec};
 use crate::ledger::{Changes, LedgerHandle, Owner};
 
+/// How often the ledger's reachability is looked at (a read of two counters, no I/O).
+const LEDGER_HEALTH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub(super) struct Router {
     cfg: EngineConfig,
     ledger: Option<LedgerHandle>,
@@ -107,6 +110,9 @@ impl Router {
                 self.start_actor(spec);
             }
         }
+        let mut health = tokio::time::interval(LEDGER_HEALTH_EVERY);
+        health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut offline = None;
         loop {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
@@ -114,6 +120,13 @@ impl Router {
                     Some(cmd) => self.route(cmd).await,
                 },
                 Some(changes) = feed_rx.recv() => self.news(changes).await,
+                _ = health.tick(), if self.ledger.is_some() => {
+                    let now = self.ledger.as_ref().and_then(|l| l.offline());
+                    if now != offline {
+                        offline = now;
+                        let _ = self.events.send(EngineEvent::LedgerOffline { waiting: now }).await;
+                    }
+                }
             }
         }
         if let Some(f) = feed {

@@ -81,6 +81,14 @@ pub trait Ledger: Send + Sync + std::fmt::Debug + 'static {
     /// The last failure of a [`Ledger::queue_snapshot`] write since the previous call.
     fn take_write_failure(&self) -> Option<String>;
 
+    /// `Some(writes waiting)` while the ledger's database cannot be reached (writes are
+    /// kept on this machine meanwhile, and reads fail with [`super::Offline`]) or kept
+    /// writes still wait to be replayed; `None` when all is well. A local file is never
+    /// offline.
+    fn offline(&self) -> Option<usize> {
+        None
+    }
+
     /// A token each time another process may have written (checked every `every`, the
     /// first check one `every` from now, and it always says "look"). At most one token
     /// waits. Dropping the receiver ends the watch; the receiver ends when the ledger

@@ -11,6 +11,7 @@
 
 mod activity;
 mod api;
+pub(crate) mod backlog;
 #[cfg(test)]
 mod contract;
 mod duration;
@@ -21,12 +22,14 @@ mod open;
 mod owner;
 mod pg_url;
 pub mod postgres;
+mod private_file;
 mod records;
 pub mod sqlite;
 mod worker;
 
 pub use activity::{Activity, ActivityEvent, ActivityLimits, TaskSpan, activity_from_reads};
 pub use api::{Canon, Ledger, LedgerHandle, Op, all};
+pub use backlog::Offline;
 pub use duration::parse_duration;
 pub use location::Location;
 pub use open::{open, open_at};

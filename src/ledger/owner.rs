@@ -53,6 +53,11 @@ impl Owner {
         ))
     }
 
+    /// A token read back from storage (a lease, a spooled proxy task).
+    pub fn stored(token: &str) -> Owner {
+        Owner(token.to_string())
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use tokio::sync::{mpsc as async_mpsc, oneshot};
 
+use crate::ledger::backlog::Backlog;
 use crate::ledger::{Op, SnapshotWrite};
 
 /// What the worker needs of a backend's connection beyond the jobs it is sent.
@@ -23,6 +24,11 @@ pub(crate) trait Store: Send + 'static {
     fn location(&self) -> String;
     /// Record `batch` in one transaction.
     fn write_snapshots(&self, batch: &[SnapshotWrite]) -> anyhow::Result<()>;
+    /// The gauge of writes kept while the database cannot be reached, for a backend that
+    /// keeps them.
+    fn backlog(&self) -> Option<Arc<Backlog>> {
+        None
+    }
 }
 
 enum Job<C> {
@@ -143,6 +149,8 @@ pub struct Worker<C> {
     location: Arc<String>,
     /// The last failure of a queued snapshot write, until someone takes it.
     failure: Arc<Mutex<Option<String>>>,
+    /// Writes kept while the database cannot be reached (a backend that keeps them).
+    backlog: Option<Arc<Backlog>>,
 }
 
 // Not derived: a derive would ask `C: Clone`, and the connection is never cloned.
@@ -152,6 +160,7 @@ impl<C> Clone for Worker<C> {
             jobs: self.jobs.clone(),
             location: self.location.clone(),
             failure: self.failure.clone(),
+            backlog: self.backlog.clone(),
         }
     }
 }
@@ -172,6 +181,7 @@ impl<C: Store> Worker<C> {
     pub fn spawn(ledger: C, thread: &str) -> Worker<C> {
         let (jobs, queue) = mpsc::channel::<Job<C>>();
         let location = Arc::new(ledger.location());
+        let backlog = ledger.backlog();
         let failure = Arc::new(Mutex::new(None));
         let thread_failure = failure.clone();
         std::thread::Builder::new()
@@ -182,7 +192,14 @@ impl<C: Store> Worker<C> {
             jobs,
             location,
             failure,
+            backlog,
         }
+    }
+
+    /// `Some(writes waiting)` while the database cannot be reached or kept writes wait
+    /// to be replayed (`ledger/backlog.rs`).
+    pub(crate) fn offline(&self) -> Option<usize> {
+        self.backlog.as_ref().and_then(|b| b.state())
     }
 
     /// Queue a snapshot write without waiting for it: it runs after every job queued

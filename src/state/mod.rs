@@ -211,6 +211,8 @@ pub struct State {
     pub modals: Vec<Modal>,
     pub notices: Vec<Notice>,
     pub read_only: bool,
+    /// The ledger's database cannot be reached: `Some(writes kept here, waiting)`.
+    pub ledger_offline: Option<usize>,
     pub keymap: Keymap,
     pub next_call_id: u64,
     /// Calls in flight: id → (server, tool).
@@ -251,6 +253,7 @@ impl State {
             modals: Vec::new(),
             notices: Vec::new(),
             read_only,
+            ledger_offline: None,
             keymap,
             next_call_id: 1,
             calls: HashMap::new(),

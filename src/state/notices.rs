@@ -55,6 +55,30 @@ pub(super) fn engine_notice(
     state.notify(level, &text, now);
 }
 
+/// The ledger's database went away (`Some(writes waiting)`) or came back (`None`): the
+/// header shows the first; a notice says each change in words.
+pub(super) fn ledger_offline(state: &mut State, waiting: Option<usize>, now: Now) {
+    let was = state.ledger_offline.replace(waiting.unwrap_or(0));
+    match (was, waiting) {
+        (None, Some(_)) => state.notify(
+            NoticeLevel::Warn,
+            "the ledger's database cannot be reached: tasks are still followed, and their \
+             changes are kept on this machine until it is back",
+            now,
+        ),
+        (Some(_), None) => {
+            state.ledger_offline = None;
+            state.notify(
+                NoticeLevel::Info,
+                "the ledger's database is back; every change kept meanwhile is in it",
+                now,
+            );
+        }
+        (None, None) => state.ledger_offline = None,
+        (Some(_), Some(_)) => {}
+    }
+}
+
 /// Dismiss the latest fresh notice (stale ones leave with it).
 pub(super) fn dismiss(state: &mut State, now: Now) {
     state

@@ -228,6 +228,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
         } => servers::connected(state, &server, era, push, server_name),
         EngineEvent::PushChanged { server, push } => servers::push_changed(state, &server, push),
         EngineEvent::ServerIdle { server } => servers::idle(state, &server),
+        EngineEvent::LedgerOffline { waiting } => notices::ledger_offline(state, waiting, now),
         EngineEvent::TaskRemoved { server, task_id } => {
             rows::removed(state, &TaskKey::new(&server, &task_id), now)
         }

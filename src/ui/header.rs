@@ -59,6 +59,15 @@ impl Widget for Header<'_> {
         if state.read_only {
             title.push(Span::styled("  [read-only]", theme.warn));
         }
+        if let Some(waiting) = state.ledger_offline {
+            title.push(Span::styled(
+                format!(
+                    "  ledger offline — {waiting} write{} waiting",
+                    if waiting == 1 { "" } else { "s" }
+                ),
+                theme.warn,
+            ));
+        }
         let clock = now.format("%H:%M:%S UTC").to_string();
         let used: usize = title.iter().map(|s| s.width()).sum();
         // the clock only where it fits with a space before it

@@ -10,6 +10,7 @@ mod board;
 mod every_task;
 mod inbox_and_commands;
 mod input;
+mod ledger_outage;
 mod restart;
 mod shared_ledger;
 mod signin;

@@ -44,6 +44,17 @@ impl Follower {
             | EngineEvent::ServerUnreachable { .. }
             | EngineEvent::TaskRemoved { .. }
             | EngineEvent::ServerIdle { .. } => {}
+            EngineEvent::LedgerOffline { waiting } => {
+                if waiting.is_some() && !self.ledger_offline {
+                    say!(
+                        "the ledger's database cannot be reached: still following; changes are \
+                         kept on this machine until it is back"
+                    );
+                } else if waiting.is_none() && self.ledger_offline {
+                    say!("the ledger's database is back; the changes kept meanwhile are in it");
+                }
+                self.ledger_offline = waiting.is_some();
+            }
             EngineEvent::Reconnecting {
                 server,
                 attempt,

@@ -53,6 +53,8 @@ pub struct Follower {
     plain_exit: Option<u8>,
     /// A created task could not be stored in the ledger: the command fails at the end.
     unrecorded: bool,
+    /// The ledger's database could not be reached when last heard of.
+    ledger_offline: bool,
     /// On a terminal (`call` only): input requests are asked in a prompt.
     prompt: Option<crate::prompt::PromptSettings>,
     /// The tool of our call (for the prompt's title).
@@ -84,6 +86,7 @@ impl Follower {
             calls: HashMap::new(),
             plain_exit: None,
             unrecorded: false,
+            ledger_offline: false,
             prompt: None,
             tool: None,
             events: None,

@@ -166,9 +166,18 @@ impl ServerActor {
         }
         let got: Vec<TaskId> = if self.ledger.is_some() {
             let (server, owner, ttl) = (self.id(), self.owner.clone(), self.cfg.lease_ttl);
-            self.ledger(move |l| l.claim(&server, &ids, &owner, ttl))
+            let all = ids.clone();
+            match self
+                .ledger(move |l| l.claim(&server, &ids, &owner, ttl))
                 .await
-                .unwrap_or_default()
+            {
+                Some(got) => got,
+                // The database cannot say who follows them while it is away: follow them
+                // meanwhile (two followers for a while cost a few polls; none would lose
+                // what happens to them). The leases are taken once it is back.
+                None if self.ledger_offline() => all,
+                None => Vec::new(),
+            }
         } else {
             ids
         };

@@ -258,6 +258,15 @@ impl ServerActor {
         async move {
             match pending?.await {
                 Ok(r) => Some(r),
+                // The header says the database is away; one notice per failed read would
+                // bury everything else.
+                Err(e)
+                    if e.downcast_ref::<crate::ledger::Offline>().is_some()
+                        || self.ledger_offline() =>
+                {
+                    tracing::debug!("ledger: {e:#}");
+                    None
+                }
                 Err(e) => {
                     tracing::warn!("ledger: {e:#}");
                     self.notice(NoticeLevel::Error, format!("ledger write failed: {e:#}"))
@@ -266,6 +275,11 @@ impl ServerActor {
                 }
             }
         }
+    }
+
+    /// The ledger's database cannot be reached now (`ledger/backlog.rs`).
+    fn ledger_offline(&self) -> bool {
+        self.ledger.as_ref().is_some_and(|l| l.offline().is_some())
     }
 
     /// Call a ledger operation without waiting for it (it runs before any later one).

@@ -1,5 +1,6 @@
 //! The PostgreSQL backend behind the `Ledger` trait: each operation copies its arguments
-//! and runs the `Pg` method of the same name as one job on the ledger thread.
+//! and runs the `Pg` method of the same name as one job on the ledger thread; the writes a
+//! database outage must not lose go as a spooled `Write` (`spool.rs`).
 //!
 //! Owns only the mapping; the SQL is in the files named after each concern. Must not log
 //! task ids.
@@ -11,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::db::Pg;
+use super::spool::Write;
 use super::thread::PgLedger;
 use crate::ids::{ServerId, TaskId};
 use crate::ledger::{
@@ -20,46 +22,6 @@ use crate::ledger::{
 };
 use crate::mcp::types::{Era, Task};
 
-/// A [`NewTask`] copied for the ledger thread.
-struct OwnedNewTask {
-    server: ServerId,
-    era: Era,
-    tool: String,
-    arguments: Value,
-    task: Task,
-    parent_task: Option<TaskId>,
-    session: Option<i64>,
-    started_by: Option<String>,
-}
-
-impl OwnedNewTask {
-    fn of(new: NewTask<'_>) -> OwnedNewTask {
-        OwnedNewTask {
-            server: new.server.clone(),
-            era: new.era,
-            tool: new.tool.to_string(),
-            arguments: new.arguments.clone(),
-            task: new.task.clone(),
-            parent_task: new.parent_task.cloned(),
-            session: new.session,
-            started_by: new.started_by.map(str::to_string),
-        }
-    }
-
-    fn borrow(&self) -> NewTask<'_> {
-        NewTask {
-            server: &self.server,
-            era: self.era,
-            tool: &self.tool,
-            arguments: &self.arguments,
-            task: &self.task,
-            parent_task: self.parent_task.as_ref(),
-            session: self.session,
-            started_by: self.started_by.as_deref(),
-        }
-    }
-}
-
 impl Ledger for PgLedger {
     fn location(&self) -> String {
         PgLedger::location(self).to_string()
@@ -67,6 +29,10 @@ impl Ledger for PgLedger {
 
     fn take_write_failure(&self) -> Option<String> {
         PgLedger::take_write_failure(self)
+    }
+
+    fn offline(&self) -> Option<usize> {
+        PgLedger::offline(self)
     }
 
     fn changed(&self, every: Duration) -> anyhow::Result<mpsc::Receiver<()>> {
@@ -78,8 +44,8 @@ impl Ledger for PgLedger {
     }
 
     fn record_created(&self, new: NewTask<'_>) -> Op<()> {
-        let new = OwnedNewTask::of(new);
-        self.op(move |l| l.record_created(new.borrow()))
+        let write = Write::created(new, None);
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn record_tracked(
@@ -89,8 +55,13 @@ impl Ledger for PgLedger {
         task_id: &TaskId,
         session: Option<i64>,
     ) -> Op<()> {
-        let (server, task_id) = (server.clone(), task_id.clone());
-        self.op(move |l| l.record_tracked(&server, era, &task_id, session))
+        let write = Write::Tracked {
+            server: server.as_str().to_string(),
+            era,
+            task_id: task_id.clone(),
+            session,
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn record_snapshot(
@@ -100,13 +71,13 @@ impl Ledger for PgLedger {
         source: EventKind,
         latency_ms: Option<u64>,
     ) -> Op<bool> {
-        let (server, task) = (server.clone(), task.clone());
-        self.op(move |l| l.record_snapshot(&server, &task, source, latency_ms))
+        let write = Write::snapshots(&[(server.clone(), task.clone(), source, latency_ms)]);
+        self.op(move |l| Ok(l.through(&write)?.first().copied().unwrap_or(false)))
     }
 
     fn record_snapshots(&self, batch: &[SnapshotWrite]) -> Op<Vec<bool>> {
-        let batch = batch.to_vec();
-        self.op(move |l| l.record_snapshots(&batch))
+        let write = Write::snapshots(batch);
+        self.op(move |l| l.through(&write))
     }
 
     fn queue_snapshot(&self, write: SnapshotWrite) -> anyhow::Result<()> {
@@ -121,8 +92,14 @@ impl Ledger for PgLedger {
         latency_ms: Option<u64>,
         detail: &Value,
     ) -> Op<()> {
-        let (server, task_id, detail) = (server.clone(), task_id.clone(), detail.clone());
-        self.op(move |l| l.record_event(&server, &task_id, kind, latency_ms, &detail))
+        let write = Write::Event {
+            server: server.as_str().to_string(),
+            task_id: task_id.clone(),
+            kind: kind.as_str().to_string(),
+            latency_ms,
+            detail: detail.clone(),
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn mark_answered(
@@ -132,19 +109,26 @@ impl Ledger for PgLedger {
         key: &str,
         action: &str,
     ) -> Op<()> {
-        let (server, task_id) = (server.clone(), task_id.clone());
-        let (key, action) = (key.to_string(), action.to_string());
-        self.op(move |l| l.mark_answered(&server, &task_id, &key, &action))
+        let write = Write::Answered {
+            server: server.as_str().to_string(),
+            task_id: task_id.clone(),
+            key: key.to_string(),
+            action: action.to_string(),
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn mark_ended(&self, server: &ServerId, task_id: &TaskId, why: Tombstone) -> Op<()> {
-        let (server, task_id) = (server.clone(), task_id.clone());
-        self.op(move |l| l.mark_ended(&server, &task_id, why))
+        let write = Write::Ended {
+            server: server.as_str().to_string(),
+            task_id: task_id.clone(),
+            why: why.as_str().to_string(),
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn mark_expired(&self, server: &ServerId, task_id: &TaskId) -> Op<()> {
-        let (server, task_id) = (server.clone(), task_id.clone());
-        self.op(move |l| l.mark_expired(&server, &task_id))
+        Ledger::mark_ended(self, server, task_id, Tombstone::Expired)
     }
 
     fn forget_unconfirmed(&self, server: &ServerId, task_id: &TaskId) -> Op<bool> {
@@ -299,8 +283,11 @@ impl Ledger for PgLedger {
     }
 
     fn complete_request(&self, id: i64, error: Option<&str>) -> Op<()> {
-        let error = error.map(str::to_string);
-        self.op(move |l| l.complete_request(id, error.as_deref()))
+        let write = Write::CompleteRequest {
+            id,
+            error: error.map(str::to_string),
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn open_requests(&self, owner: &str) -> Op<Vec<OutboxRequest>> {
@@ -358,28 +345,44 @@ impl Ledger for PgLedger {
     }
 
     fn record_proxy_task(&self, new: NewTask<'_>, owner: &Owner, ttl: Duration) -> Op<()> {
-        let (new, owner) = (OwnedNewTask::of(new), owner.clone());
-        self.op(move |l| l.record_proxy_task(new.borrow(), &owner, ttl))
+        let write = Write::created(new, Some((owner, ttl)));
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn set_call(&self, server: &ServerId, task_id: &TaskId, key: &str) -> Op<()> {
-        let (server, task_id, key) = (server.clone(), task_id.clone(), key.to_string());
-        self.op(move |l| l.set_call(&server, &task_id, &key))
+        let write = Write::SetCall {
+            server: server.as_str().to_string(),
+            task_id: task_id.clone(),
+            key: key.to_string(),
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn set_delivery(&self, server: &ServerId, task_id: &TaskId, delivery: Delivery) -> Op<()> {
-        let (server, task_id) = (server.clone(), task_id.clone());
-        self.op(move |l| l.set_delivery(&server, &task_id, delivery))
+        let write = Write::SetDelivery {
+            server: server.as_str().to_string(),
+            task_id: task_id.clone(),
+            delivery: delivery as u8,
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn host_gave_up(&self, server: &ServerId, task_id: &TaskId, note: &Value) -> Op<()> {
-        let (server, task_id, note) = (server.clone(), task_id.clone(), note.clone());
-        self.op(move |l| l.host_gave_up(&server, &task_id, &note))
+        let write = Write::HostGaveUp {
+            server: server.as_str().to_string(),
+            task_id: task_id.clone(),
+            note: note.clone(),
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn attached(&self, server: &ServerId, task_id: &TaskId, detail: &Value) -> Op<()> {
-        let (server, task_id, detail) = (server.clone(), task_id.clone(), detail.clone());
-        self.op(move |l| l.attached(&server, &task_id, &detail))
+        let write = Write::Attached {
+            server: server.as_str().to_string(),
+            task_id: task_id.clone(),
+            detail: detail.clone(),
+        };
+        self.op(move |l| l.through(&write).map(drop))
     }
 
     fn undelivered(&self, server: &ServerId, key: &str) -> Op<Option<TaskRecord>> {

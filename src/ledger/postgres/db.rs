@@ -13,6 +13,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ::postgres::fallible_iterator::FallibleIterator;
 use ::postgres::{Client, GenericClient, Transaction};
@@ -20,6 +22,8 @@ use serde_json::Value;
 
 use crate::ids::{ServerId, TaskId};
 use crate::ledger::EventKind;
+use crate::ledger::backlog::{Backlog, Offline};
+use crate::ledger::sqlite::Spool;
 use crate::mcp::types::Era;
 
 /// The ledger in one schema of a PostgreSQL database, over one connection.
@@ -39,6 +43,31 @@ pub struct Pg {
     feed_seen: Cell<Option<u64>>,
     /// Where this machine keeps legacy session ids (`sessions.rs`).
     session_ids: Option<PathBuf>,
+    /// Writes made while the database could not be reached (`spool.rs`), if this machine
+    /// has a place for them.
+    pub(super) spool: Option<Spool>,
+    /// Reachable or not, and how many writes wait: for the header.
+    pub(super) backlog: Arc<Backlog>,
+    /// The last failure was the connection's (not the statement's).
+    pub(super) lost: Cell<bool>,
+    /// Why the database cannot be reached, while it cannot.
+    why_offline: RefCell<Option<String>>,
+    /// No new connection is tried before this (growing pauses while the database is away).
+    retry_at: Cell<Option<Instant>>,
+    pause: Cell<Duration>,
+    /// The spool is being replayed (its writes must not wait for themselves).
+    pub(super) replaying: Cell<bool>,
+}
+
+/// First pause between tries to reach a database that went away, doubled up to
+/// [`RETRY_MAX`]: a write meanwhile goes to the spool at once instead of waiting for a
+/// connection timeout.
+const RETRY_FIRST: Duration = Duration::from_millis(250);
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+thread_local! {
+    /// While a spooled write is replayed: when it was made (it is stored with that time).
+    pub(super) static REPLAY_AT: Cell<Option<i64>> = const { Cell::new(None) };
 }
 
 impl std::fmt::Debug for Pg {
@@ -51,19 +80,25 @@ impl std::fmt::Debug for Pg {
 
 impl Pg {
     /// The ledger in `schema` over `client` (its schema already checked): sets the search
-    /// path and listens on the schema's channel.
+    /// path and listens on the schema's channel. Writes an earlier process of this machine
+    /// left in the spool at `spool` are replayed before the first operation.
     pub fn new(
         mut client: Client,
         config: ::postgres::Config,
         schema: &str,
         location: String,
         session_ids: Option<PathBuf>,
+        spool: Option<PathBuf>,
     ) -> anyhow::Result<Pg> {
         anyhow::ensure!(
             super::schema::valid_schema(schema),
             "schema name {schema:?} is not one taskrail uses"
         );
         let pid = prepare(&mut client, schema)?;
+        let backlog = Arc::new(Backlog::default());
+        let spool = spool
+            .map(|path| Spool::open(&path, &location, backlog.clone()))
+            .transpose()?;
         Ok(Pg {
             client: RefCell::new(client),
             location,
@@ -74,7 +109,19 @@ impl Pg {
             heard: Cell::new(0),
             feed_seen: Cell::new(None),
             session_ids,
+            spool,
+            backlog,
+            lost: Cell::new(false),
+            why_offline: RefCell::new(None),
+            retry_at: Cell::new(None),
+            pause: Cell::new(RETRY_FIRST),
+            replaying: Cell::new(false),
         })
+    }
+
+    /// The gauge the header reads (`ledger/backlog.rs`).
+    pub fn backlog(&self) -> Arc<Backlog> {
+        self.backlog.clone()
     }
 
     /// Where the ledger is, for people.
@@ -87,19 +134,83 @@ impl Pg {
         self.session_ids.as_deref()
     }
 
-    /// A lost connection (the server restarted, the network broke) is made again before
-    /// the next operation; the operation that found it lost has failed, and says so.
+    /// Connected, with every spooled write replayed. A lost connection (the server
+    /// restarted, the network broke) is made again first, with growing pauses between tries
+    /// while the database stays away; meanwhile this fails at once with [`Offline`].
     /// Notifications missed meanwhile count as news: the feed looks.
-    fn reconnect_if_lost(&self) -> anyhow::Result<()> {
-        if !self.client.borrow().is_closed() {
-            return Ok(());
+    pub(super) fn ready(&self) -> anyhow::Result<()> {
+        if self.client.borrow().is_closed() {
+            if self.retry_at.get().is_some_and(|at| Instant::now() < at) {
+                return Err(self.offline());
+            }
+            let made = super::connect::connect(&self.config).and_then(|mut client| {
+                let pid = prepare(&mut client, &self.schema)?;
+                Ok((client, pid))
+            });
+            match made {
+                Ok((client, pid)) => {
+                    *self.client.borrow_mut() = client;
+                    self.pid.set(pid);
+                    self.heard.set(self.heard.get() + 1);
+                    self.retry_at.set(None);
+                    self.pause.set(RETRY_FIRST);
+                    self.lost.set(false);
+                    *self.why_offline.borrow_mut() = None;
+                    self.backlog.set_offline(false);
+                    tracing::info!("ledger: connected to PostgreSQL again");
+                }
+                Err(e) => {
+                    let pause = self.pause.get();
+                    self.retry_at.set(Some(Instant::now() + pause));
+                    self.pause.set((pause * 2).min(RETRY_MAX));
+                    self.went_offline(format!("{e:#}"));
+                    return Err(self.offline());
+                }
+            }
         }
-        let mut client = super::connect::connect(&self.config)?;
-        self.pid.set(prepare(&mut client, &self.schema)?);
-        *self.client.borrow_mut() = client;
-        self.heard.set(self.heard.get() + 1);
-        tracing::info!("ledger: connected to PostgreSQL again");
+        if !self.replaying.get() && self.spool.as_ref().is_some_and(Spool::pending) {
+            self.replay()?;
+        }
         Ok(())
+    }
+
+    /// The database cannot be reached: say so (once) and show it.
+    fn went_offline(&self, why: String) {
+        self.lost.set(true);
+        self.backlog.set_offline(true);
+        let mut was = self.why_offline.borrow_mut();
+        if was.is_none() {
+            tracing::warn!(
+                "ledger: the PostgreSQL ledger cannot be reached ({why}); writes are kept on \
+                 this machine until it is back"
+            );
+        }
+        *was = Some(why);
+    }
+
+    fn offline(&self) -> anyhow::Error {
+        let why = self.why_offline.borrow().clone();
+        anyhow::Error::new(Offline {
+            why: why.unwrap_or_else(|| "the connection was lost".into()),
+        })
+    }
+
+    /// After a failed statement: whether the connection went with it.
+    fn note_failure(&self, e: &anyhow::Error) {
+        let closed = self.client.borrow().is_closed();
+        let lost = closed
+            || e.downcast_ref::<::postgres::Error>().is_some_and(|pg| {
+                pg.is_closed()
+                    || pg.code().is_some_and(|c| {
+                        let c = c.code();
+                        c.starts_with("08") || c.starts_with("57P")
+                    })
+            });
+        if lost {
+            self.went_offline(format!("{e:#}"));
+        } else {
+            self.lost.set(false);
+        }
     }
 
     /// Run `f` in a write transaction holding the feed lock; committed when `f` succeeds.
@@ -107,19 +218,37 @@ impl Pg {
         &self,
         f: impl FnOnce(&mut Transaction<'_>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
-        self.reconnect_if_lost()?;
-        let mut client = self.client.borrow_mut();
-        let run = || -> anyhow::Result<T> {
-            let mut tx = client.transaction()?;
-            tx.execute(
-                "SELECT pg_advisory_xact_lock(hashtext($1))",
-                &[&self.lock_key],
-            )?;
-            let out = f(&mut tx)?;
-            tx.commit()?;
-            Ok(out)
+        self.ready()?;
+        let result = {
+            let mut client = self.client.borrow_mut();
+            let run = || -> anyhow::Result<T> {
+                let mut tx = client.transaction()?;
+                tx.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext($1))",
+                    &[&self.lock_key],
+                )?;
+                let out = f(&mut tx)?;
+                tx.commit()?;
+                Ok(out)
+            };
+            run()
         };
-        run().map_err(plainly)
+        self.settle(result)
+    }
+
+    /// Note how an operation ended (a lost connection takes the ledger offline) and say a
+    /// driver error plainly.
+    fn settle<T>(&self, result: anyhow::Result<T>) -> anyhow::Result<T> {
+        match result {
+            Ok(v) => {
+                self.lost.set(false);
+                Ok(v)
+            }
+            Err(e) => {
+                self.note_failure(&e);
+                Err(plainly(e))
+            }
+        }
     }
 
     /// Run `f` on the connection (reads).
@@ -127,8 +256,9 @@ impl Pg {
         &self,
         f: impl FnOnce(&mut Client) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
-        self.reconnect_if_lost()?;
-        f(&mut self.client.borrow_mut()).map_err(plainly)
+        self.ready()?;
+        let result = f(&mut self.client.borrow_mut());
+        self.settle(result)
     }
 
     /// Take in the notifications waiting on the connection (never blocks); whether any
@@ -137,17 +267,24 @@ impl Pg {
     /// One round trip first: the server sends the notifications of transactions committed
     /// before it reads our query, so a commit another connection saw finish is heard here.
     fn hear(&self) -> anyhow::Result<()> {
-        self.reconnect_if_lost()?;
-        let mut client = self.client.borrow_mut();
-        client.batch_execute("")?;
-        let mut others = 0;
-        let mut notes = client.notifications();
-        let mut it = notes.iter();
-        while let Some(n) = it.next()? {
-            if n.process_id() != self.pid.get() {
-                others += 1;
-            }
-        }
+        self.ready()?;
+        let result = {
+            let mut client = self.client.borrow_mut();
+            let mut run = || -> anyhow::Result<u64> {
+                client.batch_execute("")?;
+                let mut others = 0;
+                let mut notes = client.notifications();
+                let mut it = notes.iter();
+                while let Some(n) = it.next()? {
+                    if n.process_id() != self.pid.get() {
+                        others += 1;
+                    }
+                }
+                Ok(others)
+            };
+            run()
+        };
+        let others = self.settle(result)?;
         self.heard.set(self.heard.get() + others);
         Ok(())
     }
@@ -270,9 +407,12 @@ pub(super) fn push_event(
     Ok(())
 }
 
-/// Milliseconds since the Unix epoch, now.
+/// Milliseconds since the Unix epoch, now (while a spooled write is replayed: when it was
+/// made).
 pub(super) fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+    REPLAY_AT
+        .with(Cell::get)
+        .unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
 }
 
 /// Stored milliseconds → timestamp (out-of-range values clamp to the epoch).

@@ -87,7 +87,11 @@ async fn a_connection_the_server_ended_is_made_again() {
     ))
     .unwrap();
     let resolved = url.resolve_here().unwrap();
-    let ledger = super::open_schema(&resolved, &name, None).unwrap();
+    let local = super::LocalFiles {
+        session_ids: None,
+        spool: None,
+    };
+    let ledger = super::open_schema(&resolved, &name, local).unwrap();
     assert!(ledger.list(true).await.unwrap().is_empty());
     let ended: i64 = super::off_runtime(move || {
         Ok(server

@@ -20,6 +20,7 @@ mod schema;
 #[cfg(test)]
 mod schema_tests;
 mod sessions;
+mod spool;
 #[cfg(test)]
 mod test_server;
 #[cfg(test)]
@@ -39,15 +40,26 @@ pub fn open(url: &PgUrl) -> anyhow::Result<LedgerHandle> {
     open_schema(
         &resolved,
         schema::DEFAULT_SCHEMA,
-        crate::paths::pg_session_ids(),
+        LocalFiles {
+            session_ids: crate::paths::pg_session_ids(),
+            spool: crate::paths::pg_spool(),
+        },
     )
+}
+
+/// What this machine keeps of a shared ledger, outside the database.
+struct LocalFiles {
+    /// Legacy session ids (the database holds only their digests).
+    session_ids: Option<std::path::PathBuf>,
+    /// Writes made while the database could not be reached.
+    spool: Option<std::path::PathBuf>,
 }
 
 /// The ledger in `schema` of the database `resolved` names (its schema checked).
 fn open_schema(
     resolved: &PgResolved,
     schema_name: &str,
-    session_ids: Option<std::path::PathBuf>,
+    local: LocalFiles,
 ) -> anyhow::Result<LedgerHandle> {
     let config = connect::config_of(resolved)?;
     let location = format!(
@@ -66,7 +78,14 @@ fn open_schema(
     let pg = off_runtime(move || {
         let mut client = connect::connect(&config)?;
         schema::check(&mut client, &schema_name)?;
-        db::Pg::new(client, config, &schema_name, location, session_ids)
+        db::Pg::new(
+            client,
+            config,
+            &schema_name,
+            location,
+            local.session_ids,
+            local.spool,
+        )
     })?;
     Ok(Arc::new(thread::PgLedger::spawn(pg, "taskrail-pg-ledger")))
 }
@@ -101,8 +120,11 @@ pub fn open_for_test(path: &std::path::Path) -> anyhow::Result<LedgerHandle> {
             .url("postgres")
             .resolve_here()
             .map_err(anyhow::Error::msg)?;
-        let ids = path.with_file_name("pg-sessions.json");
-        open_schema(&resolved, &name, Some(ids))
+        let local = LocalFiles {
+            session_ids: Some(path.with_file_name("pg-sessions.json")),
+            spool: Some(path.with_file_name("pg-spool.db")),
+        };
+        open_schema(&resolved, &name, local)
     })
 }
 

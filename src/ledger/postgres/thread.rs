@@ -1,8 +1,12 @@
 //! The PostgreSQL backend on the ledger's worker thread (`ledger/worker.rs`): a `PgLedger`
 //! is the worker holding one `Pg` (one blocking PostgreSQL connection).
 
+use std::sync::Arc;
+
 use super::db::Pg;
+use super::spool::Write;
 use crate::ledger::SnapshotWrite;
+use crate::ledger::backlog::Backlog;
 use crate::ledger::worker::{Store, Worker};
 
 /// Cloneable, `Send + Sync` handle to the PostgreSQL ledger's thread.
@@ -14,6 +18,10 @@ impl Store for Pg {
     }
 
     fn write_snapshots(&self, batch: &[SnapshotWrite]) -> anyhow::Result<()> {
-        self.record_snapshots(batch).map(drop)
+        self.through(&Write::snapshots(batch)).map(drop)
+    }
+
+    fn backlog(&self) -> Option<Arc<Backlog>> {
+        Some(Pg::backlog(self))
     }
 }

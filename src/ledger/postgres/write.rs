@@ -34,20 +34,6 @@ impl Pg {
         self.write(|tx| tracked_in(tx, server, era, task_id, session))
     }
 
-    pub fn record_snapshot(
-        &self,
-        server: &ServerId,
-        task: &Task,
-        source: EventKind,
-        latency_ms: Option<u64>,
-    ) -> anyhow::Result<bool> {
-        if self.read(|c| skip_unchanged(c, server, task))? {
-            return Ok(false);
-        }
-        let now = now_ms();
-        self.write(|tx| apply_snapshot(tx, server, task, source, latency_ms, now))
-    }
-
     pub fn record_snapshots(&self, batch: &[SnapshotWrite]) -> anyhow::Result<Vec<bool>> {
         let skipped = self.read(|c| {
             batch
@@ -143,10 +129,6 @@ impl Pg {
             tombstone(tx, id, now, why)?;
             Ok(())
         })
-    }
-
-    pub fn mark_expired(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<()> {
-        self.mark_ended(server, task_id, Tombstone::Expired)
     }
 
     pub fn forget_unconfirmed(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<bool> {

@@ -4,7 +4,6 @@
 //! write transactions, time conversion). Must not log task ids.
 
 use std::cell::{Cell, RefCell};
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -55,7 +54,7 @@ impl Db {
     /// 0600 and tightens an existing file to 0600. Fails if the file was written by a newer
     /// taskrail with a schema version this build does not know.
     pub fn open(path: &Path) -> anyhow::Result<Db> {
-        prepare_file(path)?;
+        crate::ledger::private_file::prepare_file(path)?;
         let conn =
             Connection::open(path).with_context(|| format!("opening ledger {}", path.display()))?;
         configure(&conn).with_context(|| format!("configuring ledger {}", path.display()))?;
@@ -124,40 +123,6 @@ impl Db {
     pub(super) fn has_pending(&self) -> bool {
         !self.lazy.borrow().is_empty()
     }
-}
-
-/// Create parent directories and the file itself with owner-only permissions.
-fn prepare_file(path: &Path) -> anyhow::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            builder.mode(0o700);
-        }
-        builder
-            .create(parent)
-            .with_context(|| format!("creating ledger directory {}", parent.display()))?;
-    }
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options
-        .open(path)
-        .with_context(|| format!("creating ledger file {}", path.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("restricting permissions of {}", path.display()))?;
-    }
-    drop(file);
-    Ok(())
 }
 
 /// Prepared statements kept per connection: room for every statement the ledger runs

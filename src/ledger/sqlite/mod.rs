@@ -19,6 +19,7 @@ mod outbox;
 mod read;
 mod schema;
 mod sessions;
+mod spool;
 mod thread;
 mod tx;
 mod write;
@@ -34,6 +35,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::ledger::LedgerHandle;
+
+pub use spool::Spool;
 
 /// Open (creating if needed) the SQLite ledger at `path` on a thread of its own.
 pub fn open(path: &Path) -> anyhow::Result<LedgerHandle> {
