@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use super::App;
 use super::catalog::{self, TaskSupport, ToolCall};
+use super::legacy_wire::{flat_task, progress_notification};
 use super::session::session_of;
 use super::store::{Outcome, Progress, Scope, Status, StoreError};
 use super::tools::{self, Work};
@@ -28,25 +29,6 @@ const LEGACY_VERSIONS: [&str; 3] = [LEGACY_VERSION, "2025-06-18", "2025-03-26"];
 
 fn ok_error(code: i64, message: impl Into<String>) -> RpcError {
     RpcError::new(StatusCode::OK, code, message)
-}
-
-/// The flat tasks-v1 `Task` from a DetailedTask snapshot.
-pub(super) fn flat_task(snapshot: &Value) -> Value {
-    let mut t = Map::new();
-    for (from, to) in [
-        ("taskId", "taskId"),
-        ("status", "status"),
-        ("statusMessage", "statusMessage"),
-        ("createdAt", "createdAt"),
-        ("lastUpdatedAt", "lastUpdatedAt"),
-        ("ttlMs", "ttl"),
-        ("pollIntervalMs", "pollInterval"),
-    ] {
-        if let Some(v) = snapshot.get(from) {
-            t.insert(to.into(), v.clone());
-        }
-    }
-    Value::Object(t)
 }
 
 /// Every POSTed legacy request other than `initialize`.
@@ -238,14 +220,6 @@ fn inline_message(id: &Value, outcome: Outcome) -> Value {
     }
 }
 
-pub(super) fn progress_notification(token: &Value, p: &Progress, message: &str) -> Value {
-    let mut params = json!({ "progressToken": token, "progress": p.progress, "message": message });
-    if let Some(total) = p.total {
-        params["total"] = json!(total);
-    }
-    wire::notification("notifications/progress", params)
-}
-
 /// The final message of `tasks/result` for a terminal task.
 fn final_message(
     id: &Value,
@@ -321,19 +295,6 @@ fn tasks_result(app: &Arc<App>, sid: String, id: Value, task_id: String) -> Resp
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flat_task_renames_fields_and_drops_payloads() {
-        let detailed = json!({
-            "taskId": "t", "status": "completed", "createdAt": "a", "lastUpdatedAt": "b",
-            "ttlMs": 5, "pollIntervalMs": 6, "result": {"content": []}
-        });
-        let flat = flat_task(&detailed);
-        assert_eq!(flat["ttl"], 5);
-        assert_eq!(flat["pollInterval"], 6);
-        assert!(flat.get("result").is_none());
-        assert!(flat.get("ttlMs").is_none());
-    }
 
     #[test]
     fn final_message_tags_the_related_task() {

@@ -6,6 +6,7 @@ mod catalog;
 mod forms;
 mod http;
 mod legacy;
+mod legacy_wire;
 mod modern;
 mod session;
 mod sign_in;

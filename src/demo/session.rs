@@ -14,7 +14,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc::{self, UnboundedSender, WeakUnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::legacy::{flat_task, progress_notification};
+use super::legacy_wire::{flat_task, progress_notification};
 use super::store::{Scope, TaskChange};
 use super::wire::{self, LEGACY_VERSION, META_RELATED_TASK, accepts, header_str, http_error};
 use super::{App, modern::server_info, short};

@@ -12,7 +12,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use std::time::Duration;
 
 use super::error::McpError;
-use super::http::MessageStream;
+use super::http_reply::MessageStream;
 use super::jsonrpc::Incoming;
 use super::sse::{ResumeCell, sse_decode_tracked};
 
@@ -158,7 +158,7 @@ pub fn open(
                 .headers(h)
                 .send()
                 .await
-                .map_err(super::http::describe_reqwest_error)?;
+                .map_err(super::http_reply::describe_reqwest_error)?;
             let status = resp.status();
             if !status.is_success() {
                 return Err(McpError::Http {
@@ -167,7 +167,7 @@ pub fn open(
                     body: String::new(),
                 });
             }
-            let ctype = super::http::content_type(&resp);
+            let ctype = super::http_reply::content_type(&resp);
             if !ctype.starts_with("text/event-stream") {
                 return Err(McpError::decode(format!(
                     "GET stream: expected an event stream, got {ctype:?}"

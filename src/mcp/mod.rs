@@ -14,6 +14,7 @@ pub mod foreground;
 pub mod get_stream;
 pub mod hosted;
 pub mod http;
+mod http_reply;
 pub mod input;
 pub mod jsonrpc;
 pub mod legacy;

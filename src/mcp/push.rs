@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 use super::error::McpError;
-use super::http::MessageStream;
+use super::http_reply::MessageStream;
 use super::jsonrpc::{Incoming, RequestId};
 use super::types::{InputRequest, Task, TaskId};
 

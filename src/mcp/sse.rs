@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::error::McpError;
-use super::http::MessageStream;
+use super::http_reply::MessageStream;
 use super::jsonrpc::Incoming;
 
 /// Delay before resuming when the server named none.

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::endpoint::ConnectOptions;
 use super::error::McpError;
-use super::http::MessageStream;
+use super::http_reply::MessageStream;
 use super::jsonrpc::{self, Inbound, Incoming, RequestId};
 use super::lines::{Line, leading_id, read_lines};
 use super::types::ErrorObject;

@@ -7,7 +7,8 @@ use tokio::sync::mpsc;
 
 use super::endpoint::{ConnectOptions, Endpoint};
 use super::error::McpError;
-use super::http::{HttpTransport, MessageStream, Routing};
+use super::http::{HttpTransport, Routing};
+use super::http_reply::MessageStream;
 use super::jsonrpc::{Inbound, RequestId};
 use super::stdio::StdioTransport;
 use super::types::ErrorObject;

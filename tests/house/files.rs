@@ -12,10 +12,6 @@ const MAX_LINES: usize = 600;
 /// Production files allowed past `MAX_LINES` for now, and why.
 const LONG_FILES: &[(&str, &str)] = &[
     (
-        "mcp/http.rs",
-        "the Streamable HTTP transport: POST, session headers and reply streams in one type",
-    ),
-    (
         "engine/foreground.rs",
         "a foreground call's whole life (create, follow, input, result) for `call` and the proxy",
     ),

@@ -197,7 +197,7 @@ async fn read_bounded(resp: reqwest::Response) -> Result<Vec<u8>, reqwest::Error
 
 /// A reqwest error in words (the transport's wording: one owner).
 fn describe(e: &reqwest::Error) -> String {
-    super::super::http::describe_error(e)
+    super::super::http_reply::describe_error(e)
 }
 
 /// A failed request: the guard's refusal when its resolver refused the host, else the
