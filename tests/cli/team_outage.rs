@@ -8,59 +8,10 @@
 use std::time::{Duration, Instant};
 
 use crate::support;
-use support::postgres::{psql, psql_rows, server};
-use support::relay::Relay;
+use support::postgres::{psql_rows, relay, stored_status, team_database, user_behind};
 use support::taskrail::{DemoProcess, Taskrail, task_id};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// A fresh database with the ledger's schema, for this test alone.
-pub fn team_database(name: &str) -> String {
-    let db = format!("{name}_{}", std::process::id());
-    psql(&format!("CREATE DATABASE {db}"));
-    let owner = Taskrail::new().with_env(
-        "TASKRAIL_DB",
-        format!(
-            "postgres://postgres@127.0.0.1:{}/{db}?sslmode=disable",
-            server().port
-        ),
-    );
-    let run = owner.run(&["ledger", "migrate"], LIMIT);
-    assert_eq!(run.code, Some(0), "{run:#?}");
-    db
-}
-
-/// A relay in front of the test server, and its port.
-pub fn relay() -> (Relay, u16) {
-    let relay = Relay::start(&format!("http://127.0.0.1:{}/", server().port));
-    let port = relay
-        .url
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
-    (relay, port)
-}
-
-/// A user with a HOME of its own whose ledger is `db` reached through the relay at `port`.
-pub fn user_behind(port: u16, db: &str) -> Taskrail {
-    let tr = Taskrail::new();
-    let home = tr.dir().display().to_string();
-    tr.with_env("HOME", home).with_env(
-        "TASKRAIL_DB",
-        format!("postgres://postgres@127.0.0.1:{port}/{db}?sslmode=disable"),
-    )
-}
-
-/// The task's status in the database itself (empty when it has no row).
-pub fn stored_status(db: &str, id: &str) -> String {
-    psql_rows(
-        &format!("SELECT status FROM taskrail.tasks WHERE task_id = '{id}'"),
-        db,
-    )
-    .trim()
-    .to_string()
-}
 
 /// Rows waiting in a user's spool file.
 fn spooled(tr: &Taskrail) -> i64 {

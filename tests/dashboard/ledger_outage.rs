@@ -7,47 +7,18 @@
 use std::time::{Duration, Instant};
 
 use crate::support;
-use support::postgres::{psql, psql_rows, server};
-use support::relay::Relay;
-use support::taskrail::{DemoProcess, Taskrail, task_id};
+use support::postgres::{relay, stored_status, team_database, user_behind};
+use support::taskrail::{DemoProcess, task_id};
 use support::tmux::Tmux;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-fn stored_status(db: &str, id: &str) -> String {
-    psql_rows(
-        &format!("SELECT status FROM taskrail.tasks WHERE task_id = '{id}'"),
-        db,
-    )
-    .trim()
-    .to_string()
-}
-
 #[test]
 fn the_header_says_the_ledger_is_offline_while_the_board_keeps_following_and_clears_when_it_is_back()
  {
-    let db = format!("board_outage_{}", std::process::id());
-    psql(&format!("CREATE DATABASE {db}"));
-    let direct = format!(
-        "postgres://postgres@127.0.0.1:{}/{db}?sslmode=disable",
-        server().port
-    );
-    let migrate = Taskrail::new()
-        .with_env("TASKRAIL_DB", direct)
-        .run(&["ledger", "migrate"], LIMIT);
-    assert_eq!(migrate.code, Some(0), "{migrate:#?}");
-    let relay = Relay::start(&format!("http://127.0.0.1:{}/", server().port));
-    let port = relay
-        .url
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches('/')
-        .to_string();
-    let tr = Taskrail::new();
-    let home = tr.dir().display().to_string();
-    let tr = tr.with_env("HOME", home).with_env(
-        "TASKRAIL_DB",
-        format!("postgres://postgres@127.0.0.1:{port}/{db}?sslmode=disable"),
-    );
+    let db = team_database("board_outage");
+    let (relay, port) = relay();
+    let tr = user_behind(port, &db);
     let demo = DemoProcess::start(&["--poll-interval", "200"]);
     let tmux = Tmux::start("outage");
     tmux.start_dashboard(&tr, &format!("-s {}", demo.url));

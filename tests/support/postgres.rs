@@ -6,6 +6,11 @@ mod test_server;
 
 pub use test_server::server;
 
+use std::time::Duration;
+
+use super::relay::Relay;
+use super::taskrail::Taskrail;
+
 /// A `postgres://` URL to the test server as `user` (no password: loopback is trusted).
 pub fn url(user: &str) -> String {
     format!(
@@ -66,4 +71,52 @@ pub fn psql_rows(sql: &str, db: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fresh database with the ledger's schema, for this test alone.
+pub fn team_database(name: &str) -> String {
+    let db = format!("{name}_{}", std::process::id());
+    psql(&format!("CREATE DATABASE {db}"));
+    let owner = Taskrail::new().with_env(
+        "TASKRAIL_DB",
+        format!(
+            "postgres://postgres@127.0.0.1:{}/{db}?sslmode=disable",
+            server().port
+        ),
+    );
+    let run = owner.run(&["ledger", "migrate"], Duration::from_secs(60));
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    db
+}
+
+/// A relay in front of the test server, and its port.
+pub fn relay() -> (Relay, u16) {
+    let relay = Relay::start(&format!("http://127.0.0.1:{}/", server().port));
+    let port = relay
+        .url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    (relay, port)
+}
+
+/// A user with a HOME of its own whose ledger is `db` reached through the relay at `port`.
+pub fn user_behind(port: u16, db: &str) -> Taskrail {
+    let tr = Taskrail::new();
+    let home = tr.dir().display().to_string();
+    tr.with_env("HOME", home).with_env(
+        "TASKRAIL_DB",
+        format!("postgres://postgres@127.0.0.1:{port}/{db}?sslmode=disable"),
+    )
+}
+
+/// The task's status in the database itself (empty when it has no row).
+pub fn stored_status(db: &str, id: &str) -> String {
+    psql_rows(
+        &format!("SELECT status FROM taskrail.tasks WHERE task_id = '{id}'"),
+        db,
+    )
+    .trim()
+    .to_string()
 }
