@@ -102,6 +102,9 @@ pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, Tas
         None => None,
     };
     let task = resolve(ctx, given, spec.as_ref().map(|s| &s.id), Need::Server).await?;
+    if let (Some(spec), None) = (&spec, &task.record) {
+        refuse_hidden(ctx, &spec.id, &task.task_id).await?;
+    }
     let spec = match (spec, &task.record) {
         (Some(spec), _) => spec,
         (None, Some(rec)) => match ctx.config.server(rec.server.as_str()) {
@@ -125,6 +128,24 @@ pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, Tas
         }
     };
     Ok((spec, task))
+}
+
+/// A task of a shared ledger that its row-level security hides from this role (another
+/// team's task, its id leaked): refused as an unknown task, and nothing is sent to the
+/// server. A ledger that cannot say lets the command go on.
+async fn refuse_hidden(ctx: &Context, server: &ServerId, task_id: &TaskId) -> CliResult<()> {
+    let (server, id) = (server.clone(), task_id.clone());
+    if let Ok(true) = ctx.ledger_call(move |l| l.hidden(&server, &id)).await {
+        return Err(fail(
+            &format!(
+                "unknown task {}: the ledger has it, but it is not shared with your role; \
+                 nothing was sent",
+                sanitize_line(task_id.as_str(), 80)
+            ),
+            exit::UNKNOWN_TASK,
+        ));
+    }
+    Ok(())
 }
 
 /// The spec of a server this process cannot reach, known by its ledger id.

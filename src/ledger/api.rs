@@ -148,6 +148,12 @@ pub trait Ledger: Send + Sync + std::fmt::Debug + 'static {
     fn get(&self, server: &ServerId, task_id: &TaskId) -> Op<Option<TaskRecord>>;
     /// Tasks whose id starts with `prefix`, any server.
     fn find(&self, prefix: &str) -> Op<Vec<TaskRecord>>;
+    /// Whether the ledger has this task but the caller may not see it (a shared ledger's
+    /// row-level security); a file every process of the user reads hides nothing.
+    fn hidden(&self, server: &ServerId, task_id: &TaskId) -> Op<bool> {
+        let _ = (server, task_id);
+        Box::pin(async { Ok(false) })
+    }
     /// Every task (finished ones too if `include_terminal`).
     fn list(&self, include_terminal: bool) -> Op<Vec<TaskRecord>>;
     /// Every task still running.

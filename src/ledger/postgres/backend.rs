@@ -141,6 +141,11 @@ impl Ledger for PgLedger {
         self.op(move |l| l.get(&server, &task_id))
     }
 
+    fn hidden(&self, server: &ServerId, task_id: &TaskId) -> Op<bool> {
+        let (server, task_id) = (server.clone(), task_id.clone());
+        self.op(move |l| l.hidden(&server, &task_id))
+    }
+
     fn find(&self, prefix: &str) -> Op<Vec<TaskRecord>> {
         let prefix = prefix.to_string();
         self.op(move |l| l.find(&prefix))

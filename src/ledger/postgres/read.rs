@@ -113,6 +113,26 @@ impl Pg {
         })
     }
 
+    /// Whether row-level security hides this task from the caller (`task_hidden`, V4).
+    pub fn hidden(&self, server: &ServerId, task_id: &TaskId) -> anyhow::Result<bool> {
+        self.read(|c| {
+            let exists: bool = c
+                .query_one(
+                    "SELECT task_hidden($1, $2)",
+                    &[&server.as_str(), &task_id.as_str()],
+                )?
+                .get(0);
+            if !exists {
+                return Ok(false);
+            }
+            let seen = c.query_opt(
+                "SELECT 1 FROM tasks WHERE server = $1 AND task_id = $2",
+                &[&server.as_str(), &task_id.as_str()],
+            )?;
+            Ok(seen.is_none())
+        })
+    }
+
     pub fn find(&self, prefix: &str) -> anyhow::Result<Vec<TaskRecord>> {
         if prefix.is_empty() {
             bail!("empty task id prefix");

@@ -197,8 +197,19 @@ CREATE POLICY member ON {s}.removed
     WITH CHECK (pg_has_role(current_user, owner_role, 'MEMBER'));
 "#;
 
+/// Version 4: whether a task is in the ledger but hidden from the caller by row-level
+/// security, so a role given another team's task id (a leaked one) is refused rather than
+/// sending the server a cancel or an answer for a task it may not see. Runs as the schema's
+/// owner (row-level security does not apply to it); says only yes or no.
+const V4: &str = r#"
+CREATE FUNCTION {s}.task_hidden(p_server TEXT, p_task_id TEXT) RETURNS BOOLEAN
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $$ SELECT EXISTS (SELECT 1 FROM {s}.tasks WHERE server = p_server AND task_id = p_task_id) $$;
+REVOKE ALL ON FUNCTION {s}.task_hidden(TEXT, TEXT) FROM PUBLIC;
+"#;
+
 /// Every migration, oldest first. The schema version is `MIGRATIONS.len()`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build uses.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
@@ -213,6 +224,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
     TO taskrail_users;
 GRANT SELECT ON {s}.schema_version TO taskrail_users;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {s} TO taskrail_users;
+GRANT EXECUTE ON FUNCTION {s}.task_hidden(TEXT, TEXT) TO taskrail_users;
 "#;
 
 /// A schema name taskrail accepts (it is spliced into SQL): lower-case letters, digits and
