@@ -128,7 +128,7 @@ pub async fn on_server(ctx: &Context, given: &str) -> CliResult<(ServerSpec, Tas
 }
 
 /// The spec of a server this process cannot reach, known by its ledger id.
-fn unreachable(ctx: &Context, server: &ServerId) -> ServerSpec {
+pub fn unreachable(ctx: &Context, server: &ServerId) -> ServerSpec {
     ServerSpec {
         read_only: ctx.read_only,
         ..ServerSpec::unreachable(server.clone())

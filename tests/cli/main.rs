@@ -20,4 +20,5 @@ mod secrets;
 mod sign_ins;
 mod team_ledger;
 mod unix_tool;
+mod watch_all;
 mod wire_log;
