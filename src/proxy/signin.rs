@@ -112,10 +112,8 @@ pub async fn while_signed_out(ctx: &Ctx) -> Reply {
     let why = match ctx.proxy.upstream().await {
         Ok(_) if ctx.method == "tools/call" => ctx.proxy.wants_sign_in()?,
         Ok(_) => return None,
-        Err(e) => match ctx.proxy.wants_sign_in() {
-            Some(why) => why,
-            None => return Some(Err(e)),
-        },
+        // Not for want of a sign-in: served as usual (a call may wait for the upstream).
+        Err(_) => ctx.proxy.wants_sign_in()?,
     };
     Some(Ok(match ctx.method.as_str() {
         "tools/list" => era::shape_result(json!({ "tools": [] }), &ctx.era),
