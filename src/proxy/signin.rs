@@ -47,7 +47,19 @@ pub fn discover_result(why: &str) -> Value {
         "capabilities": { "tools": { "listChanged": true } },
         "_meta": { "io.modelcontextprotocol/serverInfo": server_info() },
         "instructions": instructions(why),
+        "ttlMs": 0,
+        "cacheScope": "private",
     })
+}
+
+/// The empty `tools/list` result; a 2026-07-28 host is told not to keep it (`ttlMs` 0).
+pub fn no_tools(era: &HostEra) -> Value {
+    let mut out = json!({ "tools": [] });
+    if *era == HostEra::Modern {
+        out["ttlMs"] = json!(0);
+        out["cacheScope"] = json!("private");
+    }
+    era::shape_result(out, era)
 }
 
 /// A `tools/call` result that tells the host (and its model) what to do: a tool error,
@@ -116,7 +128,7 @@ pub async fn while_signed_out(ctx: &Ctx) -> Reply {
         Err(_) => ctx.proxy.wants_sign_in()?,
     };
     Some(Ok(match ctx.method.as_str() {
-        "tools/list" => era::shape_result(json!({ "tools": [] }), &ctx.era),
+        "tools/list" => no_tools(&ctx.era),
         "tools/call" => call_result(&why, &ctx.era),
         _ => era::shape_result(json!({}), &ctx.era),
     }))
@@ -155,5 +167,15 @@ mod tests {
         );
         let modern = call_result(WHY, &HostEra::Modern);
         assert_eq!(modern["resultType"], "complete");
+        let listed = no_tools(&HostEra::Modern);
+        assert_eq!(
+            (&listed["ttlMs"], &listed["cacheScope"]),
+            (&json!(0), &json!("private"))
+        );
+        assert!(
+            no_tools(&HostEra::Legacy("2025-06-18".into()))
+                .get("ttlMs")
+                .is_none()
+        );
     }
 }

@@ -109,3 +109,33 @@ fn a_host_waits_for_the_sign_in_and_gets_the_tools_without_a_restart() {
     }
     drop(listener);
 }
+
+#[test]
+fn a_2026_host_is_answered_the_same_way_until_the_sign_in() {
+    let peer = support::sdk_oauth_http();
+    let tr = user_with_server(&peer.url).with_fake_browser();
+    let mut host = Host::start(
+        &tr,
+        Sdk::Python,
+        Via::Stdio("up"),
+        &[
+            "--mode",
+            "auto",
+            "--list",
+            "--call",
+            "greet",
+            "--args",
+            r#"{"name":"Ada"}"#,
+        ],
+    );
+    let connected = host.wait("connected", LIMIT);
+    assert_eq!(connected["protocolVersion"], "2026-07-28", "{connected}");
+    assert_eq!(connected["server"], "taskrail-proxy", "{connected}");
+    let tools = host.wait("tools", LIMIT);
+    assert_eq!(tools["names"], serde_json::json!([]), "{tools}");
+    let result = host.wait("result", LIMIT);
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["text"].as_str().unwrap_or_default();
+    assert!(text.contains("taskrail auth login up"), "{result}");
+    host.finish(LIMIT);
+}

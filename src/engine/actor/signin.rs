@@ -17,6 +17,8 @@ pub(super) struct SignIn {
     required: bool,
     /// A sign-in is running: where pasted redirects go.
     pastes: Option<mpsc::Sender<String>>,
+    /// The running browser flow (ended early when another process signs in first).
+    flow: Option<JoinHandle<()>>,
     /// Looks for a sign-in stored by another process, while `required`.
     store_watch: Option<JoinHandle<()>>,
 }
@@ -93,6 +95,11 @@ impl ServerActor {
         if !self.sign_in.required {
             return;
         }
+        // A browser flow of ours is not needed any more (nor its redirect listener).
+        if let Some(flow) = self.sign_in.flow.take() {
+            flow.abort();
+            self.sign_in.pastes = None;
+        }
         tracing::info!(server = %self.spec.id, "a sign-in was stored: connecting again");
         self.signed_in().await;
     }
@@ -154,10 +161,10 @@ impl ServerActor {
         };
         let ui = Prompter::new(true, announce, Some(paste_rx));
         let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
+        self.sign_in.flow = Some(tokio::spawn(async move {
             let r = auth.sign_in(ui, None).await.map_err(|e| e.to_string());
             let _ = tx.send(Internal::SignedIn(r)).await;
-        });
+        }));
     }
 
     pub(super) async fn pasted_redirect(&mut self, url: String) {
@@ -176,7 +183,11 @@ impl ServerActor {
     }
 
     pub(super) async fn on_signed_in(&mut self, result: Result<(), String>) {
-        self.sign_in.pastes = None;
+        self.sign_in.flow = None;
+        if self.sign_in.pastes.take().is_none() {
+            // The flow was ended: a sign-in another process stored came first.
+            return;
+        }
         match result {
             Ok(()) => self.signed_in().await,
             Err(error) => {
