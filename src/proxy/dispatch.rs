@@ -94,7 +94,7 @@ async fn serve(ctx: Ctx) -> Reply {
             return Some(Err(e));
         }
     }
-    if let Some(reply) = signin::while_signed_out(&ctx).await {
+    if let Some(reply) = signin::while_signed_out(&ctx) {
         return Some(reply);
     }
     match ctx.method.as_str() {

@@ -115,18 +115,17 @@ pub async fn handshake(ctx: &Ctx, up: impl FnOnce(&crate::mcp::ServerInfo) -> Va
 }
 
 /// `tools/list`, `tools/call` and `ping` answered here while the upstream wants a sign-in
-/// (`None`: serve them as usual). A call is answered here also while a sign-in that lapsed
-/// is renewed: the upstream would refuse it.
-pub async fn while_signed_out(ctx: &Ctx) -> Reply {
+/// (`None`: serve them as usual). Never waits: a call that may attach to running work is
+/// not held up. On a connection whose sign-in lapsed, lists and pings still go upstream,
+/// while a call is answered here (the upstream would refuse it).
+pub fn while_signed_out(ctx: &Ctx) -> Reply {
     if !matches!(ctx.method.as_str(), "tools/list" | "tools/call" | "ping") {
         return None;
     }
-    let why = match ctx.proxy.upstream().await {
-        Ok(_) if ctx.method == "tools/call" => ctx.proxy.wants_sign_in()?,
-        Ok(_) => return None,
-        // Not for want of a sign-in: served as usual (a call may wait for the upstream).
-        Err(_) => ctx.proxy.wants_sign_in()?,
-    };
+    let why = ctx.proxy.wants_sign_in()?;
+    if ctx.method != "tools/call" && ctx.proxy.upstream.borrow().is_some() {
+        return None;
+    }
     Some(Ok(match ctx.method.as_str() {
         "tools/list" => no_tools(&ctx.era),
         "tools/call" => call_result(&why, &ctx.era),
