@@ -54,12 +54,11 @@ pub fn discover_result(why: &str) -> Value {
 
 /// The empty `tools/list` result; a 2026-07-28 host is told not to keep it (`ttlMs` 0).
 pub fn no_tools(era: &HostEra) -> Value {
-    let mut out = json!({ "tools": [] });
-    if *era == HostEra::Modern {
-        out["ttlMs"] = json!(0);
-        out["cacheScope"] = json!("private");
-    }
-    era::shape_result(out, era)
+    era::cache_hints(
+        "tools/list",
+        era::shape_result(json!({ "tools": [] }), era),
+        era,
+    )
 }
 
 /// A `tools/call` result that tells the host (and its model) what to do: a tool error,

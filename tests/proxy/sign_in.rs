@@ -112,23 +112,19 @@ fn a_host_waits_for_the_sign_in_and_gets_the_tools_without_a_restart() {
 }
 
 #[test]
-fn a_2026_host_is_answered_the_same_way_until_the_sign_in() {
+fn a_2026_host_is_answered_the_same_way_until_the_sign_in_then_lists_the_tools() {
     let peer = support::sdk_oauth_http();
     let tr = user_with_server(&peer.url).with_fake_browser();
-    let mut host = Host::start(
-        &tr,
-        Sdk::Python,
-        Via::Stdio("up"),
-        &[
-            "--mode",
-            "auto",
-            "--list",
-            "--call",
-            "greet",
-            "--args",
-            r#"{"name":"Ada"}"#,
-        ],
-    );
+    let args = [
+        "--mode",
+        "auto",
+        "--list",
+        "--call",
+        "greet",
+        "--args",
+        r#"{"name":"Ada"}"#,
+    ];
+    let mut host = Host::start(&tr, Sdk::Python, Via::Stdio("up"), &args);
     let connected = host.wait("connected", LIMIT);
     assert_eq!(connected["protocolVersion"], "2026-07-28", "{connected}");
     assert_eq!(connected["server"], "taskrail-proxy", "{connected}");
@@ -138,5 +134,26 @@ fn a_2026_host_is_answered_the_same_way_until_the_sign_in() {
     assert_eq!(result["isError"], true, "{result}");
     let text = result["text"].as_str().unwrap_or_default();
     assert!(text.contains("taskrail auth login up"), "{result}");
+    host.finish(LIMIT);
+
+    // Signed in: the same kind of host lists the upstream's (2025-era) tools and calls one.
+    let login = tr.run(&["auth", "login", "up"], LIMIT);
+    assert_eq!(login.code, Some(0), "{login:?}");
+    let mut host = Host::start(&tr, Sdk::Python, Via::Stdio("up"), &args);
+    let tools = host.wait("tools", LIMIT);
+    assert!(
+        tools["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "greet"),
+        "{tools}"
+    );
+    let result = host.wait("result", LIMIT);
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(
+        result["text"].as_str().unwrap_or_default().contains("Ada"),
+        "{result}"
+    );
     host.finish(LIMIT);
 }
