@@ -460,15 +460,12 @@ async fn watch(ctx: &Context, task_ids: Vec<String>, json: bool) -> CliResult {
                 );
                 continue;
             }
-            match ctx.spec_for(&rec.server) {
-                Some(spec) => targets.push((spec, rec.task_id)),
-                None => say!(
-                    "skipping task {} of {}: not a server this process can reach (a stdio \
-                     server's tasks live in the process that started it)",
-                    output::shown_short(rec.task_id.as_str()),
-                    output::shown(rec.server.as_str())
-                ),
-            }
+            // A server this process cannot reach (a stdio server another process runs,
+            // the demo of another shell): answered from the ledger, as `watch ID` is.
+            let spec = ctx
+                .spec_for(&rec.server)
+                .unwrap_or_else(|| task_ref::unreachable(ctx, &rec.server));
+            targets.push((spec, rec.task_id));
         }
         if targets.is_empty() {
             let on = if only.is_empty() {

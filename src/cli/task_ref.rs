@@ -149,7 +149,7 @@ async fn refuse_hidden(ctx: &Context, server: &ServerId, task_id: &TaskId) -> Cl
 }
 
 /// The spec of a server this process cannot reach, known by its ledger id.
-fn unreachable(ctx: &Context, server: &ServerId) -> ServerSpec {
+pub fn unreachable(ctx: &Context, server: &ServerId) -> ServerSpec {
     ServerSpec {
         read_only: ctx.read_only,
         ..ServerSpec::unreachable(server.clone())

@@ -239,13 +239,12 @@ impl Board {
                 self.trouble.send_replace(None);
                 self.sign_in.send_replace(None);
             }
+            // A lapsed sign-in renewed on a connection that stayed up.
+            EngineEvent::SignedIn { .. } => {
+                self.sign_in.send_replace(None);
+            }
             EngineEvent::SignInRequired { server, reason } => {
-                let why = format!(
-                    "the upstream server {server} wants a signed-in user ({}); sign in with: \
-                     taskrail auth login {}",
-                    crate::sanitize::sanitize_line(&reason, 300),
-                    shlex::try_quote(server.as_str()).unwrap_or_default()
-                );
+                let why = sign_in_text(server.as_str(), &reason);
                 tracing::warn!("{why}");
                 self.trouble.send_replace(Some(why.clone()));
                 self.sign_in.send_replace(Some(why));
@@ -261,6 +260,22 @@ impl Board {
             _ => {}
         }
     }
+}
+
+/// What a host is told while the upstream `server` wants a signed-in user: why, and the
+/// exact command that signs in (the server as it was given, shown safely and quoted for a
+/// shell).
+pub fn sign_in_text(server: &str, reason: &str) -> String {
+    let shown = crate::sanitize::sanitize_line(server, 400);
+    let command = format!(
+        "taskrail auth login {}",
+        shlex::try_quote(&shown).unwrap_or_default()
+    );
+    format!(
+        "the upstream server {shown} wants a signed-in user ({}); sign in with: {command} \
+         (in a shell; this proxy connects by itself once the sign-in is stored)",
+        crate::sanitize::sanitize_line(reason, 300),
+    )
 }
 
 /// The first acknowledgement `pick` recognises, within `limit`.
@@ -324,6 +339,21 @@ mod tests {
         ));
         assert!(rx.has_changed().unwrap());
         assert!(board.view(&id).unwrap().finished());
+    }
+
+    #[test]
+    fn the_sign_in_text_names_a_command_a_shell_runs() {
+        let plain = sign_in_text("https://mcp.example.com/mcp", "no token");
+        assert!(
+            plain.contains("sign in with: taskrail auth login https://mcp.example.com/mcp "),
+            "{plain}"
+        );
+        let odd = sign_in_text("http://h/mcp?a=1&b=$(rm -rf ~)\u{1b}[2J", "x\u{7}");
+        assert!(
+            odd.contains("taskrail auth login 'http://h/mcp?a=1&b=$(rm -rf ~)"),
+            "{odd}"
+        );
+        assert!(!odd.chars().any(|c| c.is_control()), "{odd:?}");
     }
 
     #[tokio::test]

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::era::{self, HostEra};
 use super::host::{Answer, Ctx, Host, Outbound, Reply};
-use super::{Proxy, call, forward, meta, rpc_error, tasks};
+use super::{Proxy, call, forward, meta, rpc_error, signin, tasks};
 use crate::mcp::jsonrpc::{self, Incoming, RequestId};
 use crate::mcp::{ErrorObject, MODERN_VERSION};
 
@@ -94,6 +94,9 @@ async fn serve(ctx: Ctx) -> Reply {
             return Some(Err(e));
         }
     }
+    if let Some(reply) = signin::while_signed_out(&ctx) {
+        return Some(reply);
+    }
     match ctx.method.as_str() {
         "initialize" => Some(initialize(&ctx).await),
         "server/discover" => Some(discover(&ctx).await),
@@ -112,9 +115,8 @@ async fn serve(ctx: Ctx) -> Reply {
 }
 
 async fn initialize(ctx: &Ctx) -> Answer {
-    let up = ctx.proxy.upstream().await?.info();
     let version = ctx.host.declared().version.unwrap_or_default();
-    Ok(era::initialize_result(&up, &version))
+    signin::handshake(ctx, |up| era::initialize_result(up, &version)).await
 }
 
 /// `ping` reaches a 2025-era upstream; a 2026-07-28 one has no `ping`, so it is answered here.
@@ -130,6 +132,5 @@ async fn ping(ctx: &Ctx) -> Reply {
 }
 
 async fn discover(ctx: &Ctx) -> Answer {
-    let up = ctx.proxy.upstream().await?.info();
-    Ok(era::discover_result(&up))
+    signin::handshake(ctx, era::discover_result).await
 }

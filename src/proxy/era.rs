@@ -131,6 +131,28 @@ pub fn shape_result(mut result: Value, era: &HostEra) -> Value {
     result
 }
 
+/// List results a 2026-07-28 host reads caching hints on (`ttlMs`, `cacheScope`).
+const CACHEABLE: [&str; 5] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+];
+
+/// A 2026-07-28 host requires caching hints on list results; a 2025-era upstream gives
+/// none, and announces changes instead: such a result is not to be kept (`ttlMs` 0).
+pub fn cache_hints(method: &str, mut result: Value, era: &HostEra) -> Value {
+    if *era == HostEra::Modern
+        && CACHEABLE.contains(&method)
+        && let Some(obj) = result.as_object_mut()
+    {
+        obj.entry("ttlMs").or_insert_with(|| json!(0));
+        obj.entry("cacheScope").or_insert_with(|| json!("private"));
+    }
+    result
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
@@ -364,6 +386,31 @@ mod tests {
         assert_eq!(r["supportedVersions"][0], MODERN_VERSION);
         let none = discover_result(&up(json!({"tools": {}}), false));
         assert!(none["capabilities"].get("extensions").is_none());
+    }
+
+    #[test]
+    fn a_2026_host_gets_caching_hints_on_lists() {
+        let legacy_list = json!({"tools": []});
+        let hinted = cache_hints("tools/list", legacy_list.clone(), &HostEra::Modern);
+        assert_eq!(
+            (&hinted["ttlMs"], &hinted["cacheScope"]),
+            (&json!(0), &json!("private"))
+        );
+        let kept = cache_hints(
+            "tools/list",
+            json!({"tools": [], "ttlMs": 5, "cacheScope": "public"}),
+            &HostEra::Modern,
+        );
+        assert_eq!(kept["ttlMs"], 5);
+        let v1 = HostEra::Legacy("2025-11-25".into());
+        assert_eq!(
+            cache_hints("tools/list", legacy_list.clone(), &v1),
+            legacy_list
+        );
+        assert_eq!(
+            cache_hints("tools/call", json!({}), &HostEra::Modern),
+            json!({})
+        );
     }
 
     #[test]

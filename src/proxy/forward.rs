@@ -302,7 +302,7 @@ pub async fn request(ctx: &Ctx) -> Reply {
     {
         remember_structured(&ctx.proxy, listed);
     }
-    Some(reply.map(|r| era::shape_result(r, &ctx.era)))
+    Some(reply.map(|r| era::cache_hints(&ctx.method, era::shape_result(r, &ctx.era), &ctx.era)))
 }
 
 /// Which listed tools declare an output schema (bounded: a host lists a server's tools).

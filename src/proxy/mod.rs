@@ -11,7 +11,7 @@
 //!
 //! Inside, imports go one way: the host session's data (`cancel`, `host`) at the bottom,
 //! the handlers above it (`attach` owns which upstream task serves a host's call; `call`,
-//! `tasks`, `follow`, `input`, `forward`, `job`, `tracked`), `dispatch` routing a host's
+//! `tasks`, `follow`, `input`, `forward`, `job`, `tracked`, `signin`), `dispatch` routing a host's
 //! messages to them on top, and the transports (`http`, `stdio`) that feed `dispatch`.
 
 mod attach;
@@ -26,6 +26,7 @@ mod host;
 mod http;
 mod input;
 mod job;
+mod signin;
 mod stdio;
 mod tasks;
 pub mod tokens;
@@ -475,7 +476,14 @@ async fn engine_events(
                     proxy.tracker.carry_out(&proxy, task_id, request, ask).await
                 });
             }
-            other => board.apply(other),
+            other => {
+                let signed_out = board.sign_in().borrow().is_some();
+                board.apply(other);
+                if signed_out && board.sign_in().borrow().is_none() {
+                    let Some(proxy) = proxy.upgrade() else { break };
+                    proxy.tools_changed();
+                }
+            }
         }
     }
 }

@@ -22,4 +22,5 @@ mod team_ledger;
 mod team_outage;
 mod team_outsider;
 mod unix_tool;
+mod watch_all;
 mod wire_log;

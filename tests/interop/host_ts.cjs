@@ -22,7 +22,9 @@
 // when it fires the SDK sends notifications/cancelled with reason
 // "McpError: MCP error -32001: Request timed out". --attempts N calls again after each
 // error (an agent's retry), up to N calls, with one `attempt` event per call:
-// {n, ok, code, message, text}.
+// {n, ok, code, message, text}. --relist, after the call: wait (within --timeout) for
+// notifications/tools/list_changed (`list_changed`), list the tools again (`relisted`)
+// and call again (`result_after`), as a host does once a server's tools change.
 "use strict";
 
 const path = require("path");
@@ -39,6 +41,7 @@ const {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
 } = req("@modelcontextprotocol/sdk/types.js");
 
 function emit(fields) {
@@ -70,6 +73,7 @@ function parseArgs(argv) {
       out.headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
     } else if (a === "--timeout-ms") out.timeoutMs = Number(next());
     else if (a === "--attempts") out.attempts = Math.max(1, Number(next()));
+    else if (a === "--relist") out.relist = true;
     else throw new Error(`unknown argument ${a}`);
   }
   return out;
@@ -114,6 +118,9 @@ async function main() {
   let logged;
   const firstLog = new Promise((resolve) => (logged = resolve));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logged(n.params));
+  let changed;
+  const toolsChanged = new Promise((resolve) => (changed = resolve));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed(true));
   if (a.elicit !== undefined) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       emit({ event: "elicitation", message: request.params.message });
@@ -131,7 +138,13 @@ async function main() {
     emit({ event: "error", code: e.code ?? null, message: String(e.message || e) });
     return;
   }
-  emit({ event: "connected", protocolVersion: transport.protocolVersion || null, server: client.getServerVersion()?.name });
+  emit({
+    event: "connected",
+    protocolVersion: transport.protocolVersion || null,
+    server: client.getServerVersion()?.name,
+    instructions: client.getInstructions() ?? null,
+    listChanged: !!client.getServerCapabilities()?.tools?.listChanged,
+  });
   if (a.list) {
     const tools = await client.listTools();
     emit({ event: "tools", names: tools.tools.map((t) => t.name) });
@@ -207,7 +220,24 @@ async function main() {
     }
   }
   clearTimeout(timer);
+  if (a.relist) await relist(client, a, toolsChanged);
   await client.close();
+}
+
+async function relist(client, a, toolsChanged) {
+  emit({ event: "waiting_for_list_change" });
+  const heard = await Promise.race([toolsChanged, new Promise((r) => setTimeout(() => r(false), a.timeout * 1000))]);
+  if (!heard) {
+    emit({ event: "error", code: null, message: "no notifications/tools/list_changed" });
+    return;
+  }
+  emit({ event: "list_changed" });
+  const tools = await client.listTools();
+  emit({ event: "relisted", names: tools.tools.map((t) => t.name) });
+  const result = await client.callTool({ name: a.call, arguments: JSON.parse(a.args) }, CallToolResultSchema, {
+    timeout: a.timeout * 1000,
+  });
+  emit({ event: "result_after", isError: !!result.isError, text: textOf(result) });
 }
 
 main().then(

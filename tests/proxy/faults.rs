@@ -3,7 +3,7 @@
 //! answer winning over the host's, cancels both ways, a host killed mid-call (the task goes
 //! on and another process follows it to its end), and the upstream connection dropped
 //! mid-call (the host keeps waiting; the tool runs once), an upstream that wants a
-//! signed-in user (the host is told at once how to sign in). Real hosts (the Python and
+//! signed-in user (the host is told at once, on each call, how to sign in). Real hosts (the Python and
 //! TypeScript SDK clients) and real servers (FastMCP, tower-mcp, the demo server, the TS SDK's OAuth
 //! example).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
@@ -299,13 +299,13 @@ fn an_upstream_that_wants_sign_in_tells_the_host_at_once() {
         Via::Url(&url),
         &["--header", &header, "--call", "echo"],
     );
-    let error = host.wait("error", LIMIT);
-    let message = error["message"].as_str().unwrap_or_default();
-    assert!(message.contains("wants a signed-in user"), "{error}");
-    assert!(message.contains("taskrail auth login up"), "{error}");
+    // The session starts (the proxy answers the handshake); the call is a tool error.
+    host.wait("connected", LIMIT);
+    let result = host.wait("result", LIMIT);
+    assert_eq!(result["isError"], true, "{result}");
+    let message = result["text"].as_str().unwrap_or_default();
+    assert!(message.contains("wants a signed-in user"), "{result}");
+    assert!(message.contains("taskrail auth login up"), "{result}");
     let events = host.finish(LIMIT);
-    assert!(
-        events.iter().all(|e| e["event"] != "connected"),
-        "{events:?}"
-    );
+    assert!(events.iter().all(|e| e["event"] != "error"), "{events:?}");
 }

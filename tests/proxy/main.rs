@@ -11,4 +11,5 @@ mod hosts;
 mod listener;
 mod otel;
 mod retry;
+mod sign_in;
 mod wire_log;

@@ -74,6 +74,7 @@ impl ServerActor {
                 self.connect_attempt = 0;
                 self.transport_failures = 0;
                 self.degraded = false;
+                self.sign_in_cured();
                 self.client = Some(client.clone());
                 self.push_rx = Some(push_rx);
                 self.foreground_reconnected().await;

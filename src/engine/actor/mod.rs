@@ -87,6 +87,8 @@ pub(super) enum Internal {
     Tools(Result<Vec<ToolInfo>, McpError>),
     Listen(ListenMsg),
     SignedIn(Result<(), String>),
+    /// Another process stored a sign-in for this server.
+    SignInStored,
     /// A push from a rejoined legacy session.
     SessionPush(ServerPush),
 }
@@ -483,6 +485,7 @@ impl ServerActor {
             }
             Internal::Listen(m) => self.on_listen(m).await,
             Internal::SignedIn(r) => self.on_signed_in(r).await,
+            Internal::SignInStored => self.on_sign_in_stored().await,
             Internal::SessionPush(p) => self.on_push(p).await,
         }
     }

@@ -1,7 +1,9 @@
 //! Signing in from the engine: a server that wants a signed-in user is reported once
 //! (`SignInRequired`); a `SignIn` command runs the browser flow in a spawned task (the
 //! actor never waits for the user), pasted redirect URLs are handed to it, and a success
-//! reconnects the server (or resumes its polls and push stream).
+//! reconnects the server (or resumes its polls and push stream). While the sign-in is
+//! missing, the token store is looked at every second: a sign-in another process stores
+//! (`taskrail auth login` in another shell) cures it the same way, without a restart.
 //!
 //! Must not import ratatui or crossterm; the browser is the `mcp::auth` prompter's.
 
@@ -15,7 +17,14 @@ pub(super) struct SignIn {
     required: bool,
     /// A sign-in is running: where pasted redirects go.
     pastes: Option<mpsc::Sender<String>>,
+    /// The running browser flow (ended early when another process signs in first).
+    flow: Option<JoinHandle<()>>,
+    /// Looks for a sign-in stored by another process, while `required`.
+    store_watch: Option<JoinHandle<()>>,
 }
+
+/// How often a server that wants a sign-in looks for one in the token store.
+const STORE_LOOK: Duration = Duration::from_secs(1);
 
 impl ServerActor {
     /// Connecting met "sign in required": report it once, and look again now and then
@@ -31,9 +40,68 @@ impl ServerActor {
         }
         self.sign_in.required = true;
         self.degraded = true;
+        self.watch_store();
         if self.sign_in.pastes.is_none() {
             self.start_connect(self.cfg.backoff.max);
         }
+    }
+
+    /// Look for a sign-in stored by another process until one is (then
+    /// `Internal::SignInStored`): the store's entry for this server differing from what it
+    /// held when the sign-in went missing, with tokens in it.
+    fn watch_store(&mut self) {
+        if self
+            .sign_in
+            .store_watch
+            .as_ref()
+            .is_some_and(|w| !w.is_finished())
+        {
+            return;
+        }
+        let Some(auth) = self.spec.options.auth.clone() else {
+            return;
+        };
+        let tx = self.internal_tx.clone();
+        self.sign_in.store_watch = Some(tokio::spawn(async move {
+            let missing = auth.status().await.ok().flatten();
+            loop {
+                tokio::time::sleep(STORE_LOOK).await;
+                if tx.is_closed() {
+                    return;
+                }
+                match auth.status().await {
+                    Ok(Some(now)) if now.signed_in && Some(&now) != missing.as_ref() => {
+                        let _ = tx.send(Internal::SignInStored).await;
+                        return;
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::debug!("token store: {e}"),
+                }
+            }
+        }));
+    }
+
+    /// Connected: whatever sign-in was missing is not any more.
+    pub(super) fn sign_in_cured(&mut self) {
+        self.sign_in.required = false;
+        if let Some(w) = self.sign_in.store_watch.take() {
+            w.abort();
+        }
+    }
+
+    /// Another process stored a sign-in for this server: use it now.
+    pub(super) async fn on_sign_in_stored(&mut self) {
+        self.sign_in.store_watch = None;
+        if !self.sign_in.required {
+            return;
+        }
+        // A browser flow of ours is not needed any more (nor its redirect listener).
+        if let Some(flow) = self.sign_in.flow.take() {
+            flow.abort();
+            self.sign_in.pastes = None;
+        }
+        tracing::info!(server = %self.spec.id, "a sign-in was stored: connecting again");
+        self.signed_in().await;
     }
 
     /// A request of a connected server met "sign in required".
@@ -47,6 +115,7 @@ impl ServerActor {
             reason,
         })
         .await;
+        self.watch_store();
     }
 
     /// `SignIn`: start the browser flow unless one runs.
@@ -92,10 +161,10 @@ impl ServerActor {
         };
         let ui = Prompter::new(true, announce, Some(paste_rx));
         let tx = self.internal_tx.clone();
-        tokio::spawn(async move {
+        self.sign_in.flow = Some(tokio::spawn(async move {
             let r = auth.sign_in(ui, None).await.map_err(|e| e.to_string());
             let _ = tx.send(Internal::SignedIn(r)).await;
-        });
+        }));
     }
 
     pub(super) async fn pasted_redirect(&mut self, url: String) {
@@ -114,32 +183,13 @@ impl ServerActor {
     }
 
     pub(super) async fn on_signed_in(&mut self, result: Result<(), String>) {
-        self.sign_in.pastes = None;
+        self.sign_in.flow = None;
+        if self.sign_in.pastes.take().is_none() {
+            // The flow was ended: a sign-in another process stored came first.
+            return;
+        }
         match result {
-            Ok(()) => {
-                self.sign_in.required = false;
-                self.emit(EngineEvent::SignedIn { server: self.id() }).await;
-                match self.client.clone() {
-                    None => {
-                        if let Some(t) = self.connect_task.take() {
-                            t.abort();
-                        }
-                        self.connecting = false;
-                        self.connect_attempt = 0;
-                        self.start_connect(Duration::ZERO);
-                    }
-                    Some(client) => {
-                        // Polls and the push stream stopped on the lapse: resume them.
-                        self.backoff_until = None;
-                        let now = Instant::now();
-                        for id in self.owned_ids() {
-                            self.schedule.set(&id, now);
-                        }
-                        let info = client.info();
-                        self.start_push(client, info.era, info.tasks);
-                    }
-                }
-            }
+            Ok(()) => self.signed_in().await,
             Err(error) => {
                 tracing::warn!(server = %self.spec.id, "sign-in failed: {error}");
                 self.emit(EngineEvent::SignInFailed {
@@ -150,6 +200,32 @@ impl ServerActor {
                 if self.client.is_none() && !self.connecting {
                     self.start_connect(self.cfg.backoff.max);
                 }
+            }
+        }
+    }
+
+    /// Signed in (here or in another process): reconnect, or resume polls and the push
+    /// stream that stopped on the lapse.
+    async fn signed_in(&mut self) {
+        self.sign_in_cured();
+        self.emit(EngineEvent::SignedIn { server: self.id() }).await;
+        match self.client.clone() {
+            None => {
+                if let Some(t) = self.connect_task.take() {
+                    t.abort();
+                }
+                self.connecting = false;
+                self.connect_attempt = 0;
+                self.start_connect(Duration::ZERO);
+            }
+            Some(client) => {
+                self.backoff_until = None;
+                let now = Instant::now();
+                for id in self.owned_ids() {
+                    self.schedule.set(&id, now);
+                }
+                let info = client.info();
+                self.start_push(client, info.era, info.tasks);
             }
         }
     }
