@@ -1,9 +1,9 @@
 //! A PostgreSQL ledger's address, read by libpq's rules: the URL
 //! `postgres[ql]://[user[:password]@][host][:port][,host[:port]…][/dbname][?param=value&…]`
-//! (parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode`, `options`,
-//! `application_name`, `connect_timeout`), then libpq's environment (`PGHOST`, `PGPORT`,
-//! `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGOPTIONS`, `PGPASSWORD`) and `~/.pgpass`
-//! (`PGPASSFILE`) for what the URL leaves out.
+//! (parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode`, `sslrootcert`,
+//! `options`, `application_name`, `connect_timeout`), then libpq's environment (`PGHOST`,
+//! `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGOPTIONS`,
+//! `PGPASSWORD`) and `~/.pgpass` (`PGPASSFILE`) for what the URL leaves out.
 //!
 //! Owns parsing and resolution only (no driver): the backend turns a [`Resolved`] into a
 //! connection. The password is a secret: `Display` and `Debug` show `***` in its place.
@@ -71,6 +71,8 @@ pub struct PgUrl {
     password: Option<String>,
     pub dbname: Option<String>,
     pub sslmode: Option<SslMode>,
+    /// The CA certificates (PEM file) a server's certificate must chain to, or `system`.
+    pub sslrootcert: Option<String>,
     /// Server options, e.g. `-c role=alice`.
     pub options: Option<String>,
     pub application_name: Option<String>,
@@ -86,6 +88,9 @@ pub struct Resolved {
     pub password: Option<String>,
     pub dbname: String,
     pub sslmode: SslMode,
+    /// `sslrootcert` as given (URL, then `PGSSLROOTCERT`); `None`: libpq's default
+    /// `~/.postgresql/root.crt`.
+    pub sslrootcert: Option<String>,
     pub options: Option<String>,
     pub application_name: Option<String>,
     pub connect_timeout: Option<u64>,
@@ -100,6 +105,7 @@ impl fmt::Debug for Resolved {
             .field("password", &self.password.as_ref().map(|_| "***"))
             .field("dbname", &self.dbname)
             .field("sslmode", &self.sslmode)
+            .field("sslrootcert", &self.sslrootcert)
             .finish()
     }
 }
@@ -204,6 +210,7 @@ impl PgUrl {
                 "password" => url.password = Some(value),
                 "dbname" => url.dbname = Some(value),
                 "sslmode" => url.sslmode = Some(SslMode::parse(&value)?),
+                "sslrootcert" => url.sslrootcert = Some(value),
                 "options" => url.options = Some(value),
                 "application_name" => url.application_name = Some(value),
                 "connect_timeout" => {
@@ -214,8 +221,8 @@ impl PgUrl {
                 other => {
                     return Err(format!(
                         "the PostgreSQL URL parameter {other:?} is not one taskrail knows \
-                         (host, port, user, password, dbname, sslmode, options, \
-                         application_name, connect_timeout)"
+                         (host, port, user, password, dbname, sslmode, sslrootcert, \
+                         options, application_name, connect_timeout)"
                     ));
                 }
             }
@@ -282,6 +289,7 @@ impl PgUrl {
             password: self.password.clone().or_else(|| env("PGPASSWORD")),
             dbname,
             sslmode,
+            sslrootcert: self.sslrootcert.clone().or_else(|| env("PGSSLROOTCERT")),
             options: self.options.clone().or_else(|| env("PGOPTIONS")),
             application_name: self.application_name.clone(),
             connect_timeout: self
@@ -361,6 +369,20 @@ fn pgpass_lookup(file: &Path, to: &Resolved) -> Option<String> {
         .map(|mut f| f.swap_remove(4))
 }
 
+/// A query value as the URL writes it back.
+fn escape(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c {
+            ' ' => "%20".to_string(),
+            '=' => "%3D".to_string(),
+            '&' => "%26".to_string(),
+            '%' => "%25".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 impl fmt::Display for PgUrl {
     /// The URL with its password replaced by `***`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -399,18 +421,12 @@ impl fmt::Display for PgUrl {
             write!(f, "{sep}sslmode={}", mode.as_str())?;
             sep = '&';
         }
+        if let Some(root) = &self.sslrootcert {
+            write!(f, "{sep}sslrootcert={}", escape(root))?;
+            sep = '&';
+        }
         if let Some(options) = &self.options {
-            let escaped: String = options
-                .chars()
-                .map(|c| match c {
-                    ' ' => "%20".to_string(),
-                    '=' => "%3D".to_string(),
-                    '&' => "%26".to_string(),
-                    '%' => "%25".to_string(),
-                    c => c.to_string(),
-                })
-                .collect();
-            write!(f, "{sep}options={escaped}")?;
+            write!(f, "{sep}options={}", escape(options))?;
         }
         Ok(())
     }
@@ -475,6 +491,7 @@ mod tests {
             "PGUSER" => Some("envuser".to_string()),
             "PGPASSWORD" => Some("envpw".to_string()),
             "PGSSLMODE" => Some("require".to_string()),
+            "PGSSLROOTCERT" => Some("/env/root.crt".to_string()),
             _ => None,
         };
         let r = PgUrl::parse("postgres:///")
@@ -490,6 +507,7 @@ mod tests {
             ("envuser", Some("envpw"))
         );
         assert!(r.sslmode.needs_tls());
+        assert_eq!(r.sslrootcert.as_deref(), Some("/env/root.crt"));
         // The URL wins over the environment.
         let r = PgUrl::parse("postgres://u:urlpw@h:1/d?sslmode=disable")
             .unwrap()
@@ -500,6 +518,12 @@ mod tests {
             ("h", 1, Some("urlpw"))
         );
         assert_eq!(r.sslmode, SslMode::Disable);
+        let r =
+            PgUrl::parse("postgres://u@h/d?sslmode=verify-ca&sslrootcert=%2Fca%20dir%2Froot.pem")
+                .unwrap()
+                .resolve(&env, None)
+                .unwrap();
+        assert_eq!(r.sslrootcert.as_deref(), Some("/ca dir/root.pem"));
     }
 
     #[test]

@@ -19,5 +19,6 @@ mod otel;
 mod secrets;
 mod sign_ins;
 mod team_ledger;
+mod team_ledger_tls;
 mod unix_tool;
 mod wire_log;

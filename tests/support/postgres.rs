@@ -4,7 +4,8 @@
 #[path = "../../src/ledger/postgres/test_server.rs"]
 mod test_server;
 
-pub use test_server::server;
+#[allow(unused_imports)] // the TLS server: only some test binaries use it
+pub use test_server::{server, tls_server};
 
 /// A `postgres://` URL to the test server as `user` (no password: loopback is trusted).
 pub fn url(user: &str) -> String {
