@@ -236,3 +236,24 @@ fn require_against_a_server_without_tls_is_refused() {
     );
     assert!(!run.stderr.contains("hunter2"), "{run:#?}");
 }
+
+#[test]
+fn allow_tries_plaintext_then_tls() {
+    migrated();
+    // The server rejects plaintext TCP: `allow` then connects with TLS.
+    let app = format!("tls-allow-{}", std::process::id());
+    let run = at(
+        &user(),
+        &tls_url(
+            "127.0.0.1",
+            &format!("sslmode=allow&application_name={app}"),
+        ),
+        &["ls"],
+    );
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let lines = logged_connections(&app);
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| l.contains("SSL enabled")),
+        "{lines:#?}"
+    );
+}
