@@ -20,5 +20,6 @@ mod secrets;
 mod sign_ins;
 mod team_ledger;
 mod team_ledger_tls;
+mod team_outsider;
 mod unix_tool;
 mod wire_log;
