@@ -180,3 +180,127 @@ pub fn describe(e: &::postgres::Error) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn resolved(url: &str) -> PgResolved {
+        PgUrl::parse(url).unwrap().resolve(&|_| None, None).unwrap()
+    }
+
+    /// The check a URL's policy makes: `None` for plaintext only, `Some((check, allow))`.
+    fn check_of(url: &str, home: Option<&Path>) -> anyhow::Result<Option<(Check, bool)>> {
+        Ok(match policy_of(&resolved(url), home)? {
+            Policy::Plain => None,
+            Policy::PlainThenTls(t) => Some((t.check(), true)),
+            Policy::Tls(t) => Some((t.check(), false)),
+        })
+    }
+
+    /// A CA certificate made by `openssl` at `path`.
+    fn make_ca(path: &Path) {
+        let out = Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"])
+            .args(["-subj", "/CN=unit test CA", "-keyout"])
+            .arg(path.with_extension("key"))
+            .arg("-out")
+            .arg(path)
+            .output()
+            .expect("openssl");
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    #[test]
+    fn each_sslmode_checks_what_libpq_checks() {
+        let home = tempfile::tempdir().unwrap();
+        let h = Some(home.path());
+        let at = |q: &str| format!("postgres://u@db.example/x?{q}");
+        assert_eq!(check_of(&at("sslmode=disable"), h).unwrap(), None);
+        assert_eq!(
+            check_of(&at("sslmode=allow"), h).unwrap(),
+            Some((Check::Nothing, true))
+        );
+        assert_eq!(
+            check_of(&at("sslmode=prefer"), h).unwrap(),
+            Some((Check::Nothing, false))
+        );
+        // `require` without a root certificate file encrypts only, even when sslrootcert
+        // names a file that is not there (libpq's rule).
+        assert_eq!(
+            check_of(&at("sslmode=require"), h).unwrap(),
+            Some((Check::Nothing, false))
+        );
+        assert_eq!(
+            check_of(&at("sslmode=require&sslrootcert=/nonexistent.pem"), h).unwrap(),
+            Some((Check::Nothing, false))
+        );
+        assert_eq!(
+            check_of(&at("sslmode=require"), None).unwrap(),
+            Some((Check::Nothing, false))
+        );
+
+        // verify-* without the file: an error naming it.
+        let default = home.path().join(".postgresql/root.crt");
+        for mode in ["verify-ca", "verify-full"] {
+            let e = check_of(&at(&format!("sslmode={mode}")), h)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&default.display().to_string()) && e.contains("does not exist"),
+                "{e}"
+            );
+        }
+        let e = check_of(&at("sslmode=verify-ca"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sslrootcert=FILE"), "{e}");
+
+        // With ~/.postgresql/root.crt: require checks the chain as verify-ca does.
+        std::fs::create_dir_all(default.parent().unwrap()).unwrap();
+        make_ca(&default);
+        assert_eq!(
+            check_of(&at("sslmode=require"), h).unwrap(),
+            Some((Check::Chain, false))
+        );
+        assert_eq!(
+            check_of(&at("sslmode=verify-ca"), h).unwrap(),
+            Some((Check::Chain, false))
+        );
+        assert_eq!(
+            check_of(&at("sslmode=verify-full"), h).unwrap(),
+            Some((Check::ChainAndHost, false))
+        );
+        let other = home.path().join("other.pem");
+        make_ca(&other);
+        assert_eq!(
+            check_of(
+                &at(&format!(
+                    "sslmode=verify-full&sslrootcert={}",
+                    other.display()
+                )),
+                None
+            )
+            .unwrap(),
+            Some((Check::ChainAndHost, false))
+        );
+    }
+
+    #[test]
+    fn a_root_file_without_a_certificate_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk.pem");
+        std::fs::write(&junk, "not a certificate\n").unwrap();
+        let url = format!(
+            "postgres://u@db.example/x?sslmode=verify-ca&sslrootcert={}",
+            junk.display()
+        );
+        let e = check_of(&url, None).unwrap_err().to_string();
+        assert!(
+            e.contains(&junk.display().to_string()) && e.contains("no usable certificate"),
+            "{e}"
+        );
+    }
+}

@@ -229,6 +229,11 @@ impl Tls {
     pub fn new(config: Arc<ClientConfig>, check: Check) -> Tls {
         Tls { config, check }
     }
+
+    /// How much of the server's certificate this connector checks.
+    pub fn check(&self) -> Check {
+        self.check
+    }
 }
 
 impl std::fmt::Debug for Tls {
