@@ -1,9 +1,10 @@
 //! A PostgreSQL ledger's address, read by libpq's rules: the URL
 //! `postgres[ql]://[user[:password]@][host][:port][,host[:port]…][/dbname][?param=value&…]`
 //! (parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode`, `sslrootcert`,
-//! `options`, `application_name`, `connect_timeout`), then libpq's environment (`PGHOST`,
-//! `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGOPTIONS`,
-//! `PGPASSWORD`) and `~/.pgpass` (`PGPASSFILE`) for what the URL leaves out.
+//! `channel_binding`, `options`, `application_name`, `connect_timeout`), then libpq's
+//! environment (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`,
+//! `PGCHANNELBINDING`, `PGOPTIONS`, `PGPASSWORD`) and `~/.pgpass` (`PGPASSFILE`) for what
+//! the URL leaves out.
 //!
 //! Owns parsing and resolution only (no driver): the backend turns a [`Resolved`] into a
 //! connection. The password is a secret: `Display` and `Debug` show `***` in its place.
@@ -60,6 +61,30 @@ impl SslMode {
     }
 }
 
+/// Whether SCRAM authentication binds to the TLS channel (libpq's `channel_binding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChannelBinding {
+    Disable,
+    #[default]
+    Prefer,
+    Require,
+}
+
+impl ChannelBinding {
+    fn parse(s: &str) -> Result<ChannelBinding, String> {
+        Ok(match s {
+            "disable" => ChannelBinding::Disable,
+            "prefer" => ChannelBinding::Prefer,
+            "require" => ChannelBinding::Require,
+            other => {
+                return Err(format!(
+                    "channel_binding {other:?} is not one of disable, prefer, require"
+                ));
+            }
+        })
+    }
+}
+
 /// A `postgres://` URL as written (nothing from the environment yet).
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct PgUrl {
@@ -73,6 +98,7 @@ pub struct PgUrl {
     pub sslmode: Option<SslMode>,
     /// The CA certificates (PEM file) a server's certificate must chain to, or `system`.
     pub sslrootcert: Option<String>,
+    pub channel_binding: Option<ChannelBinding>,
     /// Server options, e.g. `-c role=alice`.
     pub options: Option<String>,
     pub application_name: Option<String>,
@@ -91,6 +117,7 @@ pub struct Resolved {
     /// `sslrootcert` as given (URL, then `PGSSLROOTCERT`); `None`: libpq's default
     /// `~/.postgresql/root.crt`.
     pub sslrootcert: Option<String>,
+    pub channel_binding: ChannelBinding,
     pub options: Option<String>,
     pub application_name: Option<String>,
     pub connect_timeout: Option<u64>,
@@ -211,6 +238,9 @@ impl PgUrl {
                 "dbname" => url.dbname = Some(value),
                 "sslmode" => url.sslmode = Some(SslMode::parse(&value)?),
                 "sslrootcert" => url.sslrootcert = Some(value),
+                "channel_binding" => {
+                    url.channel_binding = Some(ChannelBinding::parse(&value)?);
+                }
                 "options" => url.options = Some(value),
                 "application_name" => url.application_name = Some(value),
                 "connect_timeout" => {
@@ -222,7 +252,7 @@ impl PgUrl {
                     return Err(format!(
                         "the PostgreSQL URL parameter {other:?} is not one taskrail knows \
                          (host, port, user, password, dbname, sslmode, sslrootcert, \
-                         options, application_name, connect_timeout)"
+                         channel_binding, options, application_name, connect_timeout)"
                     ));
                 }
             }
@@ -290,6 +320,13 @@ impl PgUrl {
             dbname,
             sslmode,
             sslrootcert: self.sslrootcert.clone().or_else(|| env("PGSSLROOTCERT")),
+            channel_binding: match self.channel_binding {
+                Some(b) => b,
+                None => env("PGCHANNELBINDING")
+                    .map(|b| ChannelBinding::parse(&b))
+                    .transpose()?
+                    .unwrap_or_default(),
+            },
             options: self.options.clone().or_else(|| env("PGOPTIONS")),
             application_name: self.application_name.clone(),
             connect_timeout: self
@@ -425,6 +462,15 @@ impl fmt::Display for PgUrl {
             write!(f, "{sep}sslrootcert={}", escape(root))?;
             sep = '&';
         }
+        if let Some(binding) = self.channel_binding {
+            let binding = match binding {
+                ChannelBinding::Disable => "disable",
+                ChannelBinding::Prefer => "prefer",
+                ChannelBinding::Require => "require",
+            };
+            write!(f, "{sep}channel_binding={binding}")?;
+            sep = '&';
+        }
         if let Some(options) = &self.options {
             write!(f, "{sep}options={}", escape(options))?;
         }
@@ -524,6 +570,13 @@ mod tests {
                 .resolve(&env, None)
                 .unwrap();
         assert_eq!(r.sslrootcert.as_deref(), Some("/ca dir/root.pem"));
+        assert_eq!(r.channel_binding, ChannelBinding::Prefer);
+        let r = PgUrl::parse("postgres://u@h/d?channel_binding=require")
+            .unwrap()
+            .resolve(&env, None)
+            .unwrap();
+        assert_eq!(r.channel_binding, ChannelBinding::Require);
+        assert!(PgUrl::parse("postgres://u@h/d?channel_binding=maybe").is_err());
     }
 
     #[test]

@@ -3,13 +3,13 @@
 //! `require` connects encrypted (the server logs the connection as SSL), `verify-full` with
 //! the right root certificate and host name connects, a wrong root or host name is refused
 //! with exit 6 and says why, `verify-ca` checks the chain but not the name, and a missing
-//! root certificate file is named. Against the plaintext server, `require` is refused
-//! before anything is sent.
+//! root certificate file is named; a password goes over TLS with SCRAM bound to the
+//! channel. Against the plaintext server, `require` is refused before anything is sent.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::time::Duration;
 
-use crate::support::postgres::{server, tls_server};
+use crate::support::postgres::{server, tls_psql, tls_server};
 use crate::support::taskrail::{Run, Taskrail};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -256,4 +256,34 @@ fn allow_tries_plaintext_then_tls() {
         !lines.is_empty() && lines.iter().all(|l| l.contains("SSL enabled")),
         "{lines:#?}"
     );
+}
+
+#[test]
+fn a_password_goes_over_tls_with_scram_bound_to_the_channel() {
+    migrated();
+    tls_psql(
+        "DO $$ BEGIN
+             IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'tls_scram') THEN
+                 CREATE ROLE tls_scram LOGIN PASSWORD 'scram-pw-7';
+             END IF;
+         END $$;
+         GRANT taskrail_users TO tls_scram",
+    );
+    let url = |password: &str| {
+        format!(
+            "postgres://tls_scram:{password}@127.0.0.1:{}/postgres?sslmode=require&channel_binding=require",
+            tls_server().port
+        )
+    };
+    // `channel_binding=require` refuses SCRAM without -PLUS: this connects only if the
+    // channel binding taskrail computes from the server's certificate is the server's own.
+    let run = at(&user(), &url("scram-pw-7"), &["ls"]);
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let run = at(&user(), &url("wrong-pw-7"), &["ls"]);
+    assert_eq!(run.code, Some(6), "{run:#?}");
+    assert!(
+        run.stderr.contains("password authentication failed"),
+        "{run:#?}"
+    );
+    assert!(!run.stderr.contains("wrong-pw-7"), "{run:#?}");
 }

@@ -10,6 +10,9 @@
 //! | `verify-ca` | always | chained to `sslrootcert` (default `~/.postgresql/root.crt`; `system`: the system's store) |
 //! | `verify-full` | always | the chain, and it names the host |
 //!
+//! SCRAM binds to the TLS channel when both sides can (`channel_binding=prefer`, the
+//! default; `require` refuses a connection without it, `disable` never binds).
+//!
 //! When TLS is required nothing (no password either) is sent before the handshake has
 //! succeeded: a server without TLS, or a certificate that fails its check, ends the attempt.
 //! A missing root certificate file for `verify-*` is an error naming it, before connecting.
@@ -22,10 +25,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ::postgres::config::SslMode as DriverSslMode;
+use ::postgres::config::{ChannelBinding as DriverChannelBinding, SslMode as DriverSslMode};
 use ::postgres::{Client, Config, NoTls};
 
 use super::tls::{self, Check, Roots, Tls};
+use crate::ledger::pg_url::ChannelBinding;
 use crate::ledger::{PgResolved, PgUrl, SslMode};
 
 /// How long to wait for the server when the URL does not say (`connect_timeout`).
@@ -120,6 +124,11 @@ pub fn config_of(r: &PgResolved) -> anyhow::Result<Config> {
         r.connect_timeout
             .map_or(CONNECT_TIMEOUT, Duration::from_secs),
     );
+    config.channel_binding(match r.channel_binding {
+        ChannelBinding::Disable => DriverChannelBinding::Disable,
+        ChannelBinding::Prefer => DriverChannelBinding::Prefer,
+        ChannelBinding::Require => DriverChannelBinding::Require,
+    });
     config.ssl_mode(match r.sslmode {
         SslMode::Disable | SslMode::Allow => DriverSslMode::Disable,
         SslMode::Prefer => DriverSslMode::Prefer,

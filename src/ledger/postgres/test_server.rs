@@ -9,7 +9,8 @@
 //! A second kind, [`tls_server`], speaks only TLS over TCP (`ssl=on`, plaintext TCP
 //! rejected, `log_connections=on`): its CA and server certificate are made with the
 //! `openssl` command when it starts, the server's naming only `localhost`, and a second CA
-//! that signed nothing serves as the wrong root.
+//! that signed nothing serves as the wrong root. The role `tls_scram` (which tests create)
+//! must give its password (SCRAM); every other role is trusted over TLS.
 //!
 //! A missing PostgreSQL fails the test with a message that says how to install it: these
 //! tests are never skipped silently.
@@ -227,6 +228,7 @@ fn start_with(tls: bool) -> (u16, PathBuf) {
         std::fs::write(
             data_dir.join("pg_hba.conf"),
             "local all all trust\n\
+             hostssl all tls_scram 127.0.0.1/32 scram-sha-256\n\
              hostssl all all 127.0.0.1/32 trust\n\
              hostnossl all all 127.0.0.1/32 reject\n",
         )

@@ -2,8 +2,10 @@
 //! levels as certificate checks, the root certificates they check against, and the
 //! driver's TLS connector built on them.
 //!
-//! Owns what "verified" means for the ledger's connection. `connect.rs` decides when TLS is
-//! used; this file only how. No channel binding yet (SCRAM runs without `-PLUS`).
+//! Owns what "verified" means for the ledger's connection, and the connection's channel
+//! binding (`tls-server-end-point`, RFC 5929: SCRAM-SHA-256-PLUS ties the password proof to
+//! the certificate the client saw, so a relay in the middle cannot use it). `connect.rs`
+//! decides when TLS is used; this file only how.
 
 use std::future::Future;
 use std::io;
@@ -231,6 +233,7 @@ impl Tls {
     }
 
     /// How much of the server's certificate this connector checks.
+    #[cfg(test)]
     pub fn check(&self) -> Check {
         self.check
     }
@@ -296,7 +299,84 @@ pub struct Stream<S>(tokio_rustls::client::TlsStream<S>);
 
 impl<S: AsyncRead + AsyncWrite + Unpin> TlsStream for Stream<S> {
     fn channel_binding(&self) -> ChannelBinding {
-        ChannelBinding::none()
+        let (_, session) = self.0.get_ref();
+        session
+            .peer_certificates()
+            .and_then(|certs| certs.first())
+            .and_then(|cert| server_end_point(cert.as_ref()))
+            .map_or_else(ChannelBinding::none, ChannelBinding::tls_server_end_point)
+    }
+}
+
+/// RFC 5929's `tls-server-end-point` of a DER certificate: its hash by the hash of its
+/// signature algorithm (MD5 and SHA-1 become SHA-256); `None` for an algorithm without one
+/// (Ed25519, RSA-PSS) or a certificate that does not parse.
+pub fn server_end_point(cert: &[u8]) -> Option<Vec<u8>> {
+    use sha2::{Digest, Sha256, Sha384, Sha512};
+    // 1.2.840.113549.1.1.{4,5,11,12,13}: RSA with MD5, SHA-1, SHA-256, SHA-384, SHA-512.
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
+    // 1.2.840.10045.4.1 (ECDSA with SHA-1) and 1.2.840.10045.4.3.{2,3,4}.
+    const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
+    let oid = signature_algorithm(cert)?;
+    let bits = if let Some(rest) = oid.strip_prefix(RSA) {
+        match rest {
+            [4 | 5 | 11] => 256,
+            [12] => 384,
+            [13] => 512,
+            _ => return None,
+        }
+    } else if let Some(rest) = oid.strip_prefix(ECDSA) {
+        match rest {
+            [1] | [3, 2] => 256,
+            [3, 3] => 384,
+            [3, 4] => 512,
+            _ => return None,
+        }
+    } else {
+        return None;
+    };
+    Some(match bits {
+        256 => Sha256::digest(cert).to_vec(),
+        384 => Sha384::digest(cert).to_vec(),
+        _ => Sha512::digest(cert).to_vec(),
+    })
+}
+
+/// One DER element at the start of `der`: (tag, content, the rest).
+fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = der.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = if first < 0x80 {
+        (usize::from(first), rest)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
+        (len, &rest[n..])
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+}
+
+/// The OID of a certificate's `signatureAlgorithm` (the outer one, RFC 5280 §4.1.1.2).
+fn signature_algorithm(cert: &[u8]) -> Option<&[u8]> {
+    const SEQUENCE: u8 = 0x30;
+    const OID: u8 = 0x06;
+    let (SEQUENCE, certificate, _) = der_element(cert)? else {
+        return None;
+    };
+    let (SEQUENCE, _tbs, rest) = der_element(certificate)? else {
+        return None;
+    };
+    let (SEQUENCE, algorithm, _) = der_element(rest)? else {
+        return None;
+    };
+    match der_element(algorithm)? {
+        (OID, oid, _) => Some(oid),
+        _ => None,
     }
 }
 
@@ -325,5 +405,45 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Stream<S> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256, Sha384};
+    use std::process::Command;
+
+    /// A self-signed certificate made by `openssl req` with `key_args`, as DER.
+    fn certificate(dir: &Path, name: &str, key_args: &[&str]) -> Vec<u8> {
+        let pem = dir.join(format!("{name}.pem"));
+        let out = Command::new("openssl")
+            .args(["req", "-x509", "-nodes", "-days", "1", "-subj", "/CN=t"])
+            .args(key_args)
+            .arg("-keyout")
+            .arg(dir.join(format!("{name}.key")))
+            .arg("-out")
+            .arg(&pem)
+            .output()
+            .expect("openssl");
+        assert!(out.status.success(), "{out:?}");
+        CertificateDer::from_pem_file(&pem).unwrap().to_vec()
+    }
+
+    #[test]
+    fn the_server_end_point_hashes_by_the_signature_algorithm() {
+        let dir = tempfile::tempdir().unwrap();
+        let ec = certificate(
+            dir.path(),
+            "ec",
+            &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"],
+        );
+        assert_eq!(server_end_point(&ec), Some(Sha256::digest(&ec).to_vec()));
+        let rsa = certificate(dir.path(), "rsa", &["-newkey", "rsa:2048", "-sha384"]);
+        assert_eq!(server_end_point(&rsa), Some(Sha384::digest(&rsa).to_vec()));
+        let ed = certificate(dir.path(), "ed", &["-newkey", "ed25519"]);
+        assert_eq!(server_end_point(&ed), None, "Ed25519 has no hash to use");
+        assert_eq!(server_end_point(&ec[..ec.len() / 2]), None);
+        assert_eq!(server_end_point(&[]), None);
     }
 }
