@@ -1,9 +1,10 @@
 //! A PostgreSQL ledger's address, read by libpq's rules: the URL
 //! `postgres[ql]://[user[:password]@][host][:port][,host[:port]…][/dbname][?param=value&…]`
-//! (parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode`, `options`,
-//! `application_name`, `connect_timeout`), then libpq's environment (`PGHOST`, `PGPORT`,
-//! `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGOPTIONS`, `PGPASSWORD`) and `~/.pgpass`
-//! (`PGPASSFILE`) for what the URL leaves out.
+//! (parameters `host`, `port`, `user`, `password`, `dbname`, `sslmode`, `sslrootcert`,
+//! `channel_binding`, `options`, `application_name`, `connect_timeout`), then libpq's
+//! environment (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`,
+//! `PGCHANNELBINDING`, `PGOPTIONS`, `PGPASSWORD`) and `~/.pgpass` (`PGPASSFILE`) for what
+//! the URL leaves out.
 //!
 //! Owns parsing and resolution only (no driver): the backend turns a [`Resolved`] into a
 //! connection. The password is a secret: `Display` and `Debug` show `***` in its place.
@@ -60,6 +61,30 @@ impl SslMode {
     }
 }
 
+/// Whether SCRAM authentication binds to the TLS channel (libpq's `channel_binding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChannelBinding {
+    Disable,
+    #[default]
+    Prefer,
+    Require,
+}
+
+impl ChannelBinding {
+    fn parse(s: &str) -> Result<ChannelBinding, String> {
+        Ok(match s {
+            "disable" => ChannelBinding::Disable,
+            "prefer" => ChannelBinding::Prefer,
+            "require" => ChannelBinding::Require,
+            other => {
+                return Err(format!(
+                    "channel_binding {other:?} is not one of disable, prefer, require"
+                ));
+            }
+        })
+    }
+}
+
 /// A `postgres://` URL as written (nothing from the environment yet).
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct PgUrl {
@@ -71,6 +96,9 @@ pub struct PgUrl {
     password: Option<String>,
     pub dbname: Option<String>,
     pub sslmode: Option<SslMode>,
+    /// The CA certificates (PEM file) a server's certificate must chain to, or `system`.
+    pub sslrootcert: Option<String>,
+    pub channel_binding: Option<ChannelBinding>,
     /// Server options, e.g. `-c role=alice`.
     pub options: Option<String>,
     pub application_name: Option<String>,
@@ -86,6 +114,10 @@ pub struct Resolved {
     pub password: Option<String>,
     pub dbname: String,
     pub sslmode: SslMode,
+    /// `sslrootcert` as given (URL, then `PGSSLROOTCERT`); `None`: libpq's default
+    /// `~/.postgresql/root.crt`.
+    pub sslrootcert: Option<String>,
+    pub channel_binding: ChannelBinding,
     pub options: Option<String>,
     pub application_name: Option<String>,
     pub connect_timeout: Option<u64>,
@@ -100,6 +132,7 @@ impl fmt::Debug for Resolved {
             .field("password", &self.password.as_ref().map(|_| "***"))
             .field("dbname", &self.dbname)
             .field("sslmode", &self.sslmode)
+            .field("sslrootcert", &self.sslrootcert)
             .finish()
     }
 }
@@ -204,6 +237,10 @@ impl PgUrl {
                 "password" => url.password = Some(value),
                 "dbname" => url.dbname = Some(value),
                 "sslmode" => url.sslmode = Some(SslMode::parse(&value)?),
+                "sslrootcert" => url.sslrootcert = Some(value),
+                "channel_binding" => {
+                    url.channel_binding = Some(ChannelBinding::parse(&value)?);
+                }
                 "options" => url.options = Some(value),
                 "application_name" => url.application_name = Some(value),
                 "connect_timeout" => {
@@ -214,8 +251,8 @@ impl PgUrl {
                 other => {
                     return Err(format!(
                         "the PostgreSQL URL parameter {other:?} is not one taskrail knows \
-                         (host, port, user, password, dbname, sslmode, options, \
-                         application_name, connect_timeout)"
+                         (host, port, user, password, dbname, sslmode, sslrootcert, \
+                         channel_binding, options, application_name, connect_timeout)"
                     ));
                 }
             }
@@ -282,6 +319,14 @@ impl PgUrl {
             password: self.password.clone().or_else(|| env("PGPASSWORD")),
             dbname,
             sslmode,
+            sslrootcert: self.sslrootcert.clone().or_else(|| env("PGSSLROOTCERT")),
+            channel_binding: match self.channel_binding {
+                Some(b) => b,
+                None => env("PGCHANNELBINDING")
+                    .map(|b| ChannelBinding::parse(&b))
+                    .transpose()?
+                    .unwrap_or_default(),
+            },
             options: self.options.clone().or_else(|| env("PGOPTIONS")),
             application_name: self.application_name.clone(),
             connect_timeout: self
@@ -361,6 +406,20 @@ fn pgpass_lookup(file: &Path, to: &Resolved) -> Option<String> {
         .map(|mut f| f.swap_remove(4))
 }
 
+/// A query value as the URL writes it back.
+fn escape(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c {
+            ' ' => "%20".to_string(),
+            '=' => "%3D".to_string(),
+            '&' => "%26".to_string(),
+            '%' => "%25".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 impl fmt::Display for PgUrl {
     /// The URL with its password replaced by `***`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -399,18 +458,21 @@ impl fmt::Display for PgUrl {
             write!(f, "{sep}sslmode={}", mode.as_str())?;
             sep = '&';
         }
+        if let Some(root) = &self.sslrootcert {
+            write!(f, "{sep}sslrootcert={}", escape(root))?;
+            sep = '&';
+        }
+        if let Some(binding) = self.channel_binding {
+            let binding = match binding {
+                ChannelBinding::Disable => "disable",
+                ChannelBinding::Prefer => "prefer",
+                ChannelBinding::Require => "require",
+            };
+            write!(f, "{sep}channel_binding={binding}")?;
+            sep = '&';
+        }
         if let Some(options) = &self.options {
-            let escaped: String = options
-                .chars()
-                .map(|c| match c {
-                    ' ' => "%20".to_string(),
-                    '=' => "%3D".to_string(),
-                    '&' => "%26".to_string(),
-                    '%' => "%25".to_string(),
-                    c => c.to_string(),
-                })
-                .collect();
-            write!(f, "{sep}options={escaped}")?;
+            write!(f, "{sep}options={}", escape(options))?;
         }
         Ok(())
     }
@@ -423,119 +485,5 @@ impl fmt::Debug for PgUrl {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn no_env(_: &str) -> Option<String> {
-        None
-    }
-
-    #[test]
-    fn libpq_uri_forms() {
-        let u = PgUrl::parse("postgresql://al%40ice:p%3Ass@db.example:6543/team%20x?sslmode=disable&options=-c%20role%3Dops&application_name=tr").unwrap();
-        assert_eq!(u.hosts, ["db.example"]);
-        assert_eq!(u.ports, [6543]);
-        assert_eq!(u.user.as_deref(), Some("al@ice"));
-        assert_eq!(u.password.as_deref(), Some("p:ss"));
-        assert_eq!(u.dbname.as_deref(), Some("team x"));
-        assert_eq!(u.sslmode, Some(SslMode::Disable));
-        assert_eq!(u.options.as_deref(), Some("-c role=ops"));
-
-        // libpq decodes %-escapes only: a `+` stays a `+`.
-        let u = PgUrl::parse("postgres://h/d?application_name=a+b").unwrap();
-        assert_eq!(u.application_name.as_deref(), Some("a+b"));
-
-        let u = PgUrl::parse("postgres://[::1]:5433,h2:5434/db").unwrap();
-        assert_eq!(u.hosts, ["::1", "h2"]);
-        assert_eq!(u.ports, [5433, 5434]);
-
-        let u = PgUrl::parse("postgres:///db?host=%2Ftmp%2Fsock&port=7000&user=bob").unwrap();
-        assert_eq!(u.hosts, ["/tmp/sock"]);
-        assert_eq!(
-            (u.ports.as_slice(), u.user.as_deref()),
-            (&[7000u16][..], Some("bob"))
-        );
-
-        for bad in [
-            "postgres://h:notaport/x",
-            "postgres://h/x?sslmode=sometimes",
-            "postgres://h/x?frobnicate=1",
-            "postgres://h/x?sslmode",
-            "postgres://h/%zz",
-        ] {
-            assert!(PgUrl::parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn the_environment_fills_in_what_the_url_leaves_out() {
-        let env = |k: &str| match k {
-            "PGHOST" => Some("envhost".to_string()),
-            "PGPORT" => Some("5999".to_string()),
-            "PGUSER" => Some("envuser".to_string()),
-            "PGPASSWORD" => Some("envpw".to_string()),
-            "PGSSLMODE" => Some("require".to_string()),
-            _ => None,
-        };
-        let r = PgUrl::parse("postgres:///")
-            .unwrap()
-            .resolve(&env, None)
-            .unwrap();
-        assert_eq!(
-            (r.hosts[0].as_str(), r.ports[0], r.user.as_str()),
-            ("envhost", 5999, "envuser")
-        );
-        assert_eq!(
-            (r.dbname.as_str(), r.password.as_deref()),
-            ("envuser", Some("envpw"))
-        );
-        assert!(r.sslmode.needs_tls());
-        // The URL wins over the environment.
-        let r = PgUrl::parse("postgres://u:urlpw@h:1/d?sslmode=disable")
-            .unwrap()
-            .resolve(&env, None)
-            .unwrap();
-        assert_eq!(
-            (r.hosts[0].as_str(), r.ports[0], r.password.as_deref()),
-            ("h", 1, Some("urlpw"))
-        );
-        assert_eq!(r.sslmode, SslMode::Disable);
-    }
-
-    #[test]
-    fn the_password_file_is_read_as_libpq_does() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(".pgpass");
-        std::fs::write(
-            &file,
-            "# comment\nother:5432:*:carol:nope\ndb.example:6543:team:carol:pa\\:ss\n*:*:*:*:fallback\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let url = PgUrl::parse("postgres://carol@db.example:6543/team").unwrap();
-        let r = url.resolve(&no_env, Some(dir.path())).unwrap();
-        assert_eq!(r.password.as_deref(), Some("pa:ss"));
-        let r = PgUrl::parse("postgres://dave@x/y")
-            .unwrap()
-            .resolve(&no_env, Some(dir.path()))
-            .unwrap();
-        assert_eq!(r.password.as_deref(), Some("fallback"));
-        // A file others may read is ignored.
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let r = url.resolve(&no_env, Some(dir.path())).unwrap();
-        assert_eq!(r.password, None);
-    }
-
-    #[test]
-    fn the_password_is_never_shown() {
-        let u = PgUrl::parse("postgres://alice:hunter2@db:5432/team?sslmode=prefer").unwrap();
-        let r = u.resolve(&no_env, None).unwrap();
-        let shown = format!("{u} {u:?} {r:?}");
-        assert!(!shown.contains("hunter2"), "{shown}");
-        assert_eq!(
-            u.to_string(),
-            "postgresql://alice:***@db:5432/team?sslmode=prefer"
-        );
-    }
-}
+#[path = "pg_url_tests.rs"]
+mod tests;

@@ -19,6 +19,7 @@ mod otel;
 mod secrets;
 mod sign_ins;
 mod team_ledger;
+mod team_ledger_tls;
 mod team_outage;
 mod team_outsider;
 mod unix_tool;

@@ -15,4 +15,5 @@ mod restart;
 mod shared_ledger;
 mod signin;
 mod stats;
+mod team_board;
 mod wire;

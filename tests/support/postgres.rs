@@ -4,7 +4,8 @@
 #[path = "../../src/ledger/postgres/test_server.rs"]
 mod test_server;
 
-pub use test_server::server;
+#[allow(unused_imports)] // the TLS server: only some test binaries use it
+pub use test_server::{server, tls_server};
 
 use std::time::Duration;
 
@@ -119,4 +120,32 @@ pub fn stored_status(db: &str, id: &str) -> String {
     )
     .trim()
     .to_string()
+}
+
+/// Run SQL as the superuser on the TLS server, through its Unix socket.
+pub fn tls_psql(sql: &str) {
+    let bin = std::env::var_os("TASKRAIL_PG_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/lib/postgresql/15/bin".into());
+    let server = tls_server();
+    let out = std::process::Command::new(bin.join("psql"))
+        .args([
+            "-X",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+        ])
+        .arg("-h")
+        .arg(&server.dir)
+        .args(["-p", &server.port.to_string(), "-c", sql])
+        .output()
+        .expect("running psql");
+    assert!(
+        out.status.success(),
+        "psql: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -1,8 +1,8 @@
 //! The PostgreSQL backend: a team's ledger in one database, shared by taskrail processes
 //! on many machines, each role seeing the tasks of the roles it is a member of.
 //!
-//! Owns everything PostgreSQL: connecting (libpq's rules, see `pg_url.rs`; no TLS in this
-//! build), the versioned schema with its roles and row-level security, `migrate`, and the
+//! Owns everything PostgreSQL: connecting (libpq's rules, see `pg_url.rs`; TLS by rustls
+//! in `tls.rs`), the versioned schema with its roles and row-level security, `migrate`, and the
 //! `Ledger` operations on one blocking connection served by a thread of its own (`thread.rs`,
 //! as the SQLite backend serves its file). Nothing outside this folder names the driver.
 //! Must not log task ids or passwords.
@@ -26,6 +26,7 @@ mod test_server;
 #[cfg(test)]
 pub(crate) mod testing;
 mod thread;
+mod tls;
 mod write;
 
 pub use schema::{Migrated, SCHEMA_VERSION, USERS_ROLE};
