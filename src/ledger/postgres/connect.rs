@@ -20,9 +20,7 @@
 //! Owns the connection's settings and the wording of "cannot reach the database". Must
 //! not print a password.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use ::postgres::config::{ChannelBinding as DriverChannelBinding, SslMode as DriverSslMode};
@@ -45,22 +43,16 @@ enum Policy {
     Tls(Tls),
 }
 
-/// The TLS of each configuration `config_of` made, by the configuration's description
-/// (which leaves the password out). The ledger keeps a bare driver `Config` to connect again
-/// with; this lets `connect` find its TLS. One process uses one ledger address, so two
-/// entries differing only in their root certificates do not occur.
-fn policies() -> &'static Mutex<HashMap<String, Policy>> {
-    static POLICIES: std::sync::OnceLock<Mutex<HashMap<String, Policy>>> =
-        std::sync::OnceLock::new();
-    POLICIES.get_or_init(Mutex::default)
+/// Where to connect and how: the driver's configuration and the TLS `sslmode` asks for
+/// (kept together, so a connection made again later uses the same TLS).
+#[derive(Debug, Clone)]
+pub struct Target {
+    config: Config,
+    policy: Policy,
 }
 
-fn key(config: &Config) -> String {
-    format!("{config:?}")
-}
-
-/// The driver's configuration for `url` completed from this process's environment.
-pub fn config(url: &PgUrl) -> anyhow::Result<Config> {
+/// The target `url` names, completed from this process's environment.
+pub fn config(url: &PgUrl) -> anyhow::Result<Target> {
     let resolved = url.resolve_here().map_err(anyhow::Error::msg)?;
     config_of(&resolved)
 }
@@ -101,8 +93,8 @@ fn policy_of(r: &PgResolved, home: Option<&Path>) -> anyhow::Result<Policy> {
     })
 }
 
-/// The driver's configuration for a resolved address (and, kept for `connect`, its TLS).
-pub fn config_of(r: &PgResolved) -> anyhow::Result<Config> {
+/// The target of a resolved address: the driver's configuration and its TLS.
+pub fn config_of(r: &PgResolved) -> anyhow::Result<Target> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let policy = policy_of(r, home.as_deref())?;
     let mut config = Config::new();
@@ -134,31 +126,14 @@ pub fn config_of(r: &PgResolved) -> anyhow::Result<Config> {
         SslMode::Prefer => DriverSslMode::Prefer,
         SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => DriverSslMode::Require,
     });
-    policies()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(key(&config), policy);
-    Ok(config)
+    Ok(Target { config, policy })
 }
 
 /// One connection (blocking client: it runs on a thread of its own, never on the async
-/// runtime), with the TLS `config_of` chose for `config` (a configuration made elsewhere
-/// connects as its `ssl_mode` says, verifying nothing).
-pub fn connect(config: &Config) -> anyhow::Result<Client> {
-    let policy = policies()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(&key(config))
-        .cloned();
-    let policy = match policy {
-        Some(p) => p,
-        None if config.get_ssl_mode() == DriverSslMode::Disable => Policy::Plain,
-        None => Policy::Tls(Tls::new(
-            tls::client_config(Check::Nothing, &Roots::System, "prefer")?,
-            Check::Nothing,
-        )),
-    };
-    let result = match policy {
+/// runtime), with the target's TLS.
+pub fn connect(target: &Target) -> anyhow::Result<Client> {
+    let config = &target.config;
+    let result = match target.policy.clone() {
         Policy::Plain => config.connect(NoTls),
         Policy::Tls(tls) => config.connect(tls),
         Policy::PlainThenTls(tls) => config.connect(NoTls).or_else(|plain| {

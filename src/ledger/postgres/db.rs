@@ -35,7 +35,7 @@ pub struct Pg {
     /// This connection's backend pid: its own notifications are not news.
     pid: Cell<i32>,
     /// How to connect again after the connection was lost, and the schema to use.
-    config: ::postgres::Config,
+    config: super::connect::Target,
     schema: String,
     /// How many notifications from other connections arrived so far.
     heard: Cell<u64>,
@@ -84,7 +84,7 @@ impl Pg {
     /// left in the spool at `spool` are replayed before the first operation.
     pub fn new(
         mut client: Client,
-        config: ::postgres::Config,
+        config: super::connect::Target,
         schema: &str,
         location: String,
         session_ids: Option<PathBuf>,
