@@ -25,6 +25,9 @@ pub const SERVER: &str = "scale";
 /// The statuses a task goes through: created working, then each a write of its own.
 pub const STEPS: [&str; 4] = ["working", "input_required", "working", "completed"];
 
+/// A write, as the logs name it: writer, task number, version.
+pub type Key = (u32, u32, u32);
+
 /// Wall-clock microseconds since the Unix epoch.
 pub fn now_us() -> i64 {
     SystemTime::now()
@@ -38,7 +41,7 @@ fn label(writer: u32, task: u32, version: usize) -> String {
 }
 
 /// The (writer, task, version) of a status message [`label`] wrote.
-pub fn parse_label(message: &str) -> Option<(u32, u32, u32)> {
+pub fn parse_label(message: &str) -> Option<Key> {
     let mut it = message.strip_prefix(SERVER)?.split_whitespace();
     let key = (
         it.next()?.parse().ok()?,
@@ -179,7 +182,7 @@ pub async fn watcher(url: &Path, interval: Duration, out: &Path) -> anyhow::Resu
 }
 
 /// Read a log of lines `a b c time` (as the roles write them).
-pub fn read_log(path: &Path) -> anyhow::Result<Vec<((u32, u32, u32), i64)>> {
+pub fn read_log(path: &Path) -> anyhow::Result<Vec<(Key, i64)>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     text.lines()
         .map(|l| {

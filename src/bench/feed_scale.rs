@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use super::feed_roles::{STEPS, read_log};
+use super::feed_roles::{Key, STEPS, read_log};
 use super::{machine_line, quantile};
 
 /// The scenario's options.
@@ -31,9 +31,6 @@ pub struct FeedScale {
     /// How often the watchers' ledgers check for other processes' writes.
     pub feed_interval: Duration,
 }
-
-/// A write: writer, task number, version.
-type Key = (u32, u32, u32);
 
 /// What one watcher heard, judged.
 #[derive(Debug, Default)]
