@@ -8,6 +8,8 @@
 # Defaults: 100000 20 30 3 (RUNS: start-up and feed runs, for the run-to-run range).
 # TASKRAIL_BIN: the binary (default target/release/taskrail, built if missing).
 # TASKRAIL_PG_BIN: PostgreSQL's bin directory (default /usr/lib/postgresql/15/bin).
+# FEED_INTERVAL_MS: how often the watchers check for news (default 250, the dashboard's).
+# SKIP_FILL=1: skip the fill, start-up and :stats steps (feed scale only).
 # The server: initdb in /tmp, loopback on a free port, trust auth, default settings
 # (fsync on); run as the postgres user when this runs as root; stopped and removed at exit.
 set -euo pipefail
@@ -44,22 +46,37 @@ unset TASKRAIL_DB
 
 echo "== PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $data)"
 "$bin" --db "$url" ledger migrate
-echo "== filling the ledger with $tasks finished tasks (bench populate; synchronous_commit off for the fill only)"
-t0=$(date +%s.%N)
-PGOPTIONS='-c synchronous_commit=off' "$bin" bench populate --tasks "$tasks" --ledger "$url"
-echo "   filled in $(echo "$(date +%s.%N) - $t0" | bc) s"
-psql_ -c 'VACUUM ANALYZE'
-psql_ -At -c "SELECT 'ledger size: ' || pg_size_pretty(pg_database_size('postgres'))"
+if [[ -z "${SKIP_FILL:-}" ]]; then
+  echo "== filling the ledger with $tasks finished tasks (bench populate; synchronous_commit off for the fill only)"
+  t0=$(date +%s.%N)
+  PGOPTIONS='-c synchronous_commit=off' "$bin" bench populate --tasks "$tasks" --ledger "$url"
+  echo "   filled in $(echo "$(date +%s.%N) - $t0" | bc) s"
+  psql_ -c 'VACUUM ANALYZE'
+  psql_ -At -c "SELECT 'ledger size: ' || pg_size_pretty(pg_database_size('postgres'))"
 
-for i in $(seq "$runs"); do
-  echo "== start-up, run $i of $runs"
-  "$bin" bench startup --ledger "$url"
-done
+  for i in $(seq "$runs"); do
+    echo "== start-up, run $i of $runs"
+    "$bin" bench startup --ledger "$url"
+  done
 
-echo "== :stats read"
-"$bin" bench activity --ledger "$url" --runs 5
+  # `bench populate` writes no timeline entries: give each task the ones a followed task
+  # has (two status changes, a push, a run of unchanged polls), in SQL, for the read.
+  echo "== :stats read (4 timeline entries a task added in SQL first)"
+  psql_ -c "INSERT INTO taskrail.events (task, at, kind, latency_ms, detail)
+    SELECT t.id, t.recorded_at + e.dt, e.kind, e.lat, e.detail
+      FROM taskrail.tasks t,
+           (VALUES (0, 'status', NULL::bigint, '{\"from\":null,\"to\":\"working\"}'),
+                   (10, 'push', 3, '{}'),
+                   (20, 'polls', NULL, '{\"unchanged\":5,\"status\":\"working\"}'),
+                   (30, 'status', NULL, '{\"from\":\"working\",\"to\":\"completed\"}'))
+             AS e(dt, kind, lat, detail)
+     WHERE t.server = 'bench'"
+  psql_ -c 'VACUUM ANALYZE taskrail.events'
+  "$bin" bench activity --ledger "$url" --runs 5 --default-read
+fi
 
 for i in $(seq "$runs"); do
   echo "== feed scale, run $i of $runs"
-  "$bin" bench feed-scale --ledger "$url" --writers "$writers" --rate 10 --secs "$secs" --watchers 2
+  "$bin" bench feed-scale --ledger "$url" --writers "$writers" --rate 10 --secs "$secs" --watchers 2 \
+    --feed-interval-ms "${FEED_INTERVAL_MS:-250}"
 done
