@@ -13,6 +13,9 @@ macro_rules! report {
     }};
 }
 
+mod activity;
+mod feed_roles;
+mod feed_scale;
 pub mod fixtures;
 mod floor;
 mod harness;
@@ -75,18 +78,81 @@ pub enum Scenario {
         /// match when given).
         #[arg(long)]
         tasks: Option<usize>,
-        /// A ledger already filled by `bench populate` (default: a fresh temporary one;
-        /// never the caller's `--db`/`TASKRAIL_DB`).
-        #[arg(long, value_name = "PATH")]
+        /// A ledger already filled by `bench populate`, a SQLite file or a `postgres://`
+        /// URL (default: a fresh temporary SQLite one; never the caller's
+        /// `--db`/`TASKRAIL_DB`).
+        #[arg(long, value_name = "PATH|URL")]
         ledger: Option<std::path::PathBuf>,
     },
-    /// Fill a ledger with N finished tasks (used by `startup`).
+    /// Fill a ledger (a SQLite file or a `postgres://` URL) with N finished tasks (used by
+    /// `startup`).
     #[command(hide = true)]
     Populate {
         #[arg(long)]
         tasks: usize,
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH|URL")]
         ledger: std::path::PathBuf,
+    },
+    /// Many writer processes and a few watchers on one shared ledger: writes lost or
+    /// duplicated per watcher (must be none) and commit → feed latency (p50/p95/p99).
+    FeedScale {
+        /// The shared ledger: a `postgres://` URL (or a SQLite file). Its tasks of the
+        /// server `scale` stay there.
+        #[arg(long, value_name = "URL|PATH")]
+        ledger: std::path::PathBuf,
+        /// Writer processes.
+        #[arg(long, default_value_t = 20)]
+        writers: u32,
+        /// New tasks per second per writer.
+        #[arg(long, default_value_t = 10.0)]
+        rate: f64,
+        /// How long the writers start tasks (their last ones are finished after).
+        #[arg(long, default_value_t = 30)]
+        secs: u64,
+        /// Watcher processes.
+        #[arg(long, default_value_t = 2)]
+        watchers: u32,
+        /// How often a watcher checks for other processes' writes (the dashboard: 250).
+        #[arg(long, default_value_t = 250)]
+        feed_interval_ms: u64,
+    },
+    /// The `:stats` view's ledger read (`Ledger::activity`) on a filled ledger, timed.
+    Activity {
+        /// The ledger: a SQLite file or a `postgres://` URL (`bench populate` fills one).
+        #[arg(long, value_name = "PATH|URL")]
+        ledger: std::path::PathBuf,
+        /// The range read: the last this many hours.
+        #[arg(long, default_value_t = 24)]
+        hours: u32,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Also time once the default read (list + one timeline per task).
+        #[arg(long)]
+        default_read: bool,
+    },
+    /// One writer of `feed-scale`.
+    #[command(hide = true)]
+    FeedWriter {
+        #[arg(long, value_name = "URL|PATH")]
+        ledger: std::path::PathBuf,
+        #[arg(long)]
+        id: u32,
+        #[arg(long)]
+        rate: f64,
+        #[arg(long)]
+        secs: u64,
+        #[arg(long, value_name = "PATH")]
+        out: std::path::PathBuf,
+    },
+    /// One watcher of `feed-scale` (stops when stdin closes).
+    #[command(hide = true)]
+    FeedWatcher {
+        #[arg(long, value_name = "URL|PATH")]
+        ledger: std::path::PathBuf,
+        #[arg(long, default_value_t = 250)]
+        feed_interval_ms: u64,
+        #[arg(long, value_name = "PATH")]
+        out: std::path::PathBuf,
     },
     /// Added latency of a plain `tools/call` through `taskrail proxy` (stdio and HTTP).
     ProxyLatency {
@@ -165,6 +231,48 @@ pub async fn run(args: BenchArgs) -> u8 {
         }
         Scenario::Startup { tasks, ledger } => scenarios::startup(tasks, ledger).await,
         Scenario::Populate { tasks, ledger } => scenarios::populate(&ledger, tasks).await,
+        Scenario::FeedScale {
+            ledger,
+            writers,
+            rate,
+            secs,
+            watchers,
+            feed_interval_ms,
+        } => {
+            let o = feed_scale::FeedScale {
+                ledger,
+                writers,
+                rate,
+                secs,
+                watchers,
+                feed_interval: Duration::from_millis(feed_interval_ms),
+            };
+            tokio::task::spawn_blocking(move || {
+                let dir = scenarios::TempDir::new()?;
+                feed_scale::run(o, dir.path())
+            })
+            .await
+            .map_err(anyhow::Error::from)
+            .and_then(|r| r)
+        }
+        Scenario::FeedWriter {
+            ledger,
+            id,
+            rate,
+            secs,
+            out,
+        } => feed_roles::writer(&ledger, id, rate, Duration::from_secs(secs), &out).await,
+        Scenario::Activity {
+            ledger,
+            hours,
+            runs,
+            default_read,
+        } => activity::activity(&ledger, hours, runs, default_read).await,
+        Scenario::FeedWatcher {
+            ledger,
+            feed_interval_ms,
+            out,
+        } => feed_roles::watcher(&ledger, Duration::from_millis(feed_interval_ms), &out).await,
         Scenario::Politeness {
             tasks,
             secs,

@@ -32,10 +32,10 @@ fn spec(url: &str) -> ServerSpec {
 }
 
 /// A scratch directory removed on drop.
-struct TempDir(PathBuf);
+pub(super) struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> anyhow::Result<TempDir> {
+    pub(super) fn new() -> anyhow::Result<TempDir> {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("taskrail-bench-{}-{n}", std::process::id()));
@@ -43,7 +43,7 @@ impl TempDir {
         Ok(TempDir(dir))
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.0
     }
 }
@@ -325,7 +325,8 @@ pub async fn idle(tasks: usize, secs: Duration, url: Option<String>) -> anyhow::
     Ok(())
 }
 
-/// Fill a ledger at `path` with `n` finished tasks of the bench server.
+/// Fill the ledger at `path` (a file or a `postgres://` URL) with `n` finished tasks of the
+/// bench server.
 pub async fn populate(path: &Path, n: usize) -> anyhow::Result<()> {
     let ledger = ledger::open(path)?;
     // Every write is called at once (queued in order) and awaited at the end.
@@ -367,17 +368,23 @@ pub async fn startup(tasks: Option<usize>, db: Option<PathBuf>) -> anyhow::Resul
     let dir = TempDir::new()?;
     let (path, tasks) = match db {
         Some(p) => {
-            anyhow::ensure!(p.is_file(), "no ledger at {}", p.display());
+            // A URL is not shown: it may hold a password.
+            let shown = match ledger::Location::parse(p.as_os_str()).map_err(anyhow::Error::msg)? {
+                ledger::Location::File(file) => {
+                    anyhow::ensure!(file.is_file(), "no ledger at {}", file.display());
+                    file.display().to_string()
+                }
+                ledger::Location::Postgres(_) => "the PostgreSQL ledger".to_string(),
+            };
             let held = ledger::open(&p)?
                 .count_server(&ServerId::named(SERVER))
                 .await?;
             anyhow::ensure!(
                 held > 0,
-                "{} holds no task of the server {SERVER:?} (fill it with `taskrail bench populate`)",
-                p.display()
+                "{shown} holds no task of the server {SERVER:?} (fill it with `taskrail bench populate`)"
             );
             if let Some(n) = tasks.filter(|n| *n != held) {
-                anyhow::bail!("--tasks {n}, but {} holds {held} tasks", p.display());
+                anyhow::bail!("--tasks {n}, but {shown} holds {held} tasks");
             }
             (p, held)
         }
@@ -436,7 +443,13 @@ pub async fn startup(tasks: Option<usize>, db: Option<PathBuf>) -> anyhow::Resul
     let _ = tokio::time::timeout(Duration::from_secs(3), join).await;
     server.shutdown().await;
     let since = |t: Option<Instant>| t.map_or(f64::NAN, |t| ms(t - t0));
-    report!("start-up: {tasks} finished tasks in the ledger, dashboard resumes them (history on)");
+    let backend = match ledger::Location::parse(path.as_os_str()) {
+        Ok(ledger::Location::Postgres(_)) => "PostgreSQL",
+        _ => "SQLite",
+    };
+    report!(
+        "start-up: {tasks} finished tasks in the {backend} ledger, dashboard resumes them (history on)"
+    );
     report!(
         "  first frame {:.1} ms, first frame showing all {tasks} tasks {:.1} ms",
         since(first),

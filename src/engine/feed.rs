@@ -11,8 +11,9 @@ use tokio::sync::mpsc;
 
 use crate::ledger::{Changes, LedgerHandle, Owner};
 
-/// Run until the router stops listening. `cursor` is where the feed starts.
-pub(super) async fn run(
+/// Run until the router stops listening. `cursor` is where the feed starts. (Also run
+/// alone by `bench feed-scale`'s watchers: the dashboard's own feed path.)
+pub(crate) async fn run(
     ledger: LedgerHandle,
     owner: Owner,
     mut cursor: (i64, i64),

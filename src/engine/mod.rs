@@ -6,7 +6,7 @@
 mod actor;
 pub mod api;
 pub mod conformance;
-mod feed;
+pub(crate) mod feed;
 mod foreground;
 pub mod listen;
 mod retry;

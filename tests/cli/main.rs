@@ -16,6 +16,7 @@ mod huge_files;
 mod ledger_location;
 mod ledger_rows;
 mod otel;
+mod pg_scale;
 mod secrets;
 mod sign_ins;
 mod team_ledger;

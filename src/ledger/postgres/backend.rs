@@ -16,9 +16,9 @@ use super::spool::Write;
 use super::thread::PgLedger;
 use crate::ids::{ServerId, TaskId};
 use crate::ledger::{
-    AnsweredKey, Canon, Changes, Cursor, Delivery, EventKind, EventRecord, Ledger, NewTask, Op,
-    OutboxKind, OutboxOutcome, OutboxRequest, Owner, SessionRecord, SnapshotWrite, TaskRecord,
-    Tombstone,
+    Activity, ActivityLimits, AnsweredKey, Canon, Changes, Cursor, Delivery, EventKind,
+    EventRecord, Ledger, NewTask, Op, OutboxKind, OutboxOutcome, OutboxRequest, Owner,
+    SessionRecord, SnapshotWrite, TaskRecord, Tombstone,
 };
 use crate::mcp::types::{Era, Task};
 
@@ -153,6 +153,14 @@ impl Ledger for PgLedger {
 
     fn list(&self, include_terminal: bool) -> Op<Vec<TaskRecord>> {
         self.op(move |l| l.list(include_terminal))
+    }
+
+    fn activity(
+        self: std::sync::Arc<Self>,
+        since: chrono::DateTime<chrono::Utc>,
+        limits: ActivityLimits,
+    ) -> Op<Activity> {
+        self.op(move |l| l.activity(since, limits))
     }
 
     fn non_terminal(&self) -> Op<Vec<TaskRecord>> {

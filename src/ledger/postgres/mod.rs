@@ -7,6 +7,7 @@
 //! as the SQLite backend serves its file). Nothing outside this folder names the driver.
 //! Must not log task ids or passwords.
 
+mod activity;
 mod backend;
 mod calls;
 mod connect;

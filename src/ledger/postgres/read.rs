@@ -39,7 +39,26 @@ pub(super) const SELECT_TASK: &str = "SELECT t.server, t.task_id, t.era, t.tool,
     t.cancel_by, t.host_note, t.origin
     FROM tasks t";
 
+/// [`SELECT_TASK`] for a scan: a finished row's arguments and answered keys, which a
+/// lean record drops, are not read (the same columns, in the same places).
+const SELECT_SCAN: &str = "SELECT t.server, t.task_id, t.era, t.tool,
+    CASE WHEN t.terminal OR t.expired THEN NULL ELSE t.arguments END,
+    t.recorded_at, t.server_created_at, t.snapshot, t.status, t.terminal, t.terminal_at,
+    t.expired, t.last_seen, t.poll_interval_ms, t.ttl_ms, t.parent_task,
+    CASE WHEN t.terminal OR t.expired THEN '{}'::text[] ELSE
+      (SELECT coalesce(array_agg(a.input_key ORDER BY a.answered_at, a.input_key), '{}')
+         FROM answered_keys a WHERE a.task = t.id) END,
+    t.end_reason, t.cancel_state, t.started_by, t.session, t.changed_seq, t.id,
+    t.cancel_by, t.host_note, t.origin
+    FROM tasks t";
+
 pub(super) fn task_from_row(r: &::postgres::Row) -> TaskRecord {
+    record_of(r, false)
+}
+
+/// A row as a record; `lean`: its snapshot parsed lean (once) and its arguments and
+/// answered keys left out, as a scan reads finished tasks.
+fn record_of(r: &::postgres::Row, lean: bool) -> TaskRecord {
     let json = |i: usize| -> Option<Value> {
         r.get::<_, Option<String>>(i)
             .and_then(|s| serde_json::from_str(&s).ok())
@@ -56,12 +75,15 @@ pub(super) fn task_from_row(r: &::postgres::Row) -> TaskRecord {
         task_id: TaskId::new(r.get(1)),
         era,
         tool: r.get(3),
-        arguments: json(4),
+        arguments: if lean { None } else { json(4) },
         recorded_at: from_ms(r.get(5)),
         server_created_at: r.get(6),
-        snapshot: r
-            .get::<_, Option<String>>(7)
-            .and_then(|s| serde_json::from_str::<Task>(&s).ok()),
+        snapshot: if lean {
+            r.get::<_, Option<&str>>(7).and_then(lean_snapshot)
+        } else {
+            r.get::<_, Option<&str>>(7)
+                .and_then(|s| serde_json::from_str::<Task>(s).ok())
+        },
         status: r.get(8),
         terminal: r.get(9),
         terminal_at: r.get::<_, Option<i64>>(10).map(from_ms),
@@ -85,7 +107,7 @@ pub(super) fn task_from_row(r: &::postgres::Row) -> TaskRecord {
             Some("proxy") => Origin::Proxy,
             _ => Origin::Server,
         },
-        lean: false,
+        lean,
     }
 }
 
@@ -325,7 +347,8 @@ impl Pg {
     }
 
     /// A server's tasks, newest first, in chunks of at most `chunk` (a portal: rows are
-    /// read as they are handed on). Finished ones are read lean, as SQLite reads them.
+    /// read as they are handed on). Finished ones are read lean, as SQLite reads them:
+    /// their arguments and answered keys are not read, their snapshot parsed once, lean.
     pub fn scan_server(
         &self,
         server: &ServerId,
@@ -339,7 +362,7 @@ impl Pg {
             "AND NOT t.terminal"
         };
         let sql = format!(
-            "{SELECT_TASK} WHERE t.server = $1 {which} ORDER BY t.recorded_at DESC, t.id DESC"
+            "{SELECT_SCAN} WHERE t.server = $1 {which} ORDER BY t.recorded_at DESC, t.id DESC"
         );
         let chunk = chunk.max(1);
         self.read(|client| {
@@ -350,16 +373,7 @@ impl Pg {
                 let last = rows.len() < chunk;
                 let batch: Vec<TaskRecord> = rows
                     .iter()
-                    .map(|r| {
-                        let mut rec = task_from_row(r);
-                        if rec.terminal || rec.expired {
-                            rec.lean = true;
-                            rec.arguments = None;
-                            rec.answered_keys.clear();
-                            rec.snapshot = r.get::<_, Option<&str>>(7).and_then(lean_snapshot);
-                        }
-                        rec
-                    })
+                    .map(|r| record_of(r, r.get::<_, bool>(9) || r.get::<_, bool>(11)))
                     .collect();
                 if batch.is_empty() || !each(batch) || last {
                     break;
