@@ -325,6 +325,12 @@ impl Board {
         rows.get_index(p as usize).map(|(k, _)| k.clone())
     }
 
+    /// Whether the row of `key` is in the view.
+    pub fn shows(&self, rows: &Rows, key: &TaskKey) -> bool {
+        rows.get_index_of(key)
+            .is_some_and(|p| self.view.contains(&(p as Pos)))
+    }
+
     /// The keys of the visible rows, in display order.
     pub fn view_keys(&self, rows: &Rows) -> Vec<TaskKey> {
         self.view_rows(rows, 0..self.view.len())

@@ -131,7 +131,7 @@ pub enum Msg {
     },
     /// The 1 Hz tick (relative times move; notices age out).
     Tick,
-    /// A mouse action, already hit-tested against the layout by the loop.
+    /// A mouse action, already looked up in the clickable regions of the frame drawn.
     Mouse(Mouse),
     /// The result of an `Effect::Export`: the file written, or why not.
     Exported(Result<String, String>),

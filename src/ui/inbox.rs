@@ -6,23 +6,21 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::Theme;
 use super::popup::{centered, frame};
 use super::text::fit;
+use super::{HitMap, Theme};
 use crate::sanitize::sanitize_line;
 use crate::state::time::short_duration;
 use crate::state::views::inbox::{InboxView, entries, more_not_shown};
-use crate::state::{Now, State};
+use crate::state::{Hit, Now, State};
 
-/// Where the inbox popup goes on a screen of `area`, and the first entry line.
-pub fn inbox_rect(area: Rect) -> (Rect, u16) {
-    let rect = centered(
+/// Where the inbox popup goes on a screen of `area`.
+fn inbox_rect(area: Rect) -> Rect {
+    centered(
         area,
         area.width.saturating_sub(4).min(100),
         area.height.saturating_sub(2).min(20),
-    );
-    // border + column header line
-    (rect, rect.y + 2)
+    )
 }
 
 pub struct InboxPopup<'a> {
@@ -35,6 +33,13 @@ pub struct InboxPopup<'a> {
 
 impl Widget for InboxPopup<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw(area, buf, &mut HitMap::default());
+    }
+}
+
+impl InboxPopup<'_> {
+    /// Draw the popup and record each drawn entry as a click on it.
+    pub fn draw(self, area: Rect, buf: &mut Buffer, hits: &mut HitMap) {
         let InboxPopup {
             state,
             view,
@@ -43,7 +48,7 @@ impl Widget for InboxPopup<'_> {
             focused,
         } = self;
         let list = entries(state);
-        let (rect, _) = inbox_rect(area);
+        let rect = inbox_rect(area);
         let mut title = format!("Inbox — {} waiting for input", list.len());
         let more = more_not_shown(state);
         if more > 0 {
@@ -119,6 +124,7 @@ impl Widget for InboxPopup<'_> {
                 },
             );
             line.render(r, buf);
+            hits.add(r, Hit::InboxRow(i));
         }
     }
 }

@@ -8,14 +8,14 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::Theme;
 use super::text::fit;
 use super::theme::status_icon;
+use super::{HitMap, Theme};
 use crate::sanitize::{display_width, sanitize_line};
 use crate::state::Tombstone;
 use crate::state::task::{Phase, TaskRow};
 use crate::state::time::short_duration;
-use crate::state::{Now, SortColumn, State, Tab};
+use crate::state::{Hit, Now, SortColumn, State, Tab};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -126,6 +126,13 @@ pub struct TaskTable<'a> {
 
 impl Widget for TaskTable<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw(area, buf, &mut HitMap::default());
+    }
+}
+
+impl TaskTable<'_> {
+    /// Draw the table and record each drawn row as a click on its task.
+    pub fn draw(self, area: Rect, buf: &mut Buffer, hits: &mut HitMap) {
         let TaskTable { state, theme, now } = self;
         let board = &state.board;
         let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
@@ -202,6 +209,10 @@ impl Widget for TaskTable<'_> {
             };
             if area.width > 0 && y < area.height {
                 buf.set_stringn(area.x, area.y + y, mark, 1, mark_style);
+                hits.add(
+                    Rect::new(area.x, area.y + y, area.width, 1),
+                    Hit::Row(r.key.clone()),
+                );
             }
             let note = state.input_note(r);
             let row_style = if selected {
@@ -457,6 +468,13 @@ pub struct Tabs<'a> {
 
 impl Widget for Tabs<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw(area, buf, &mut HitMap::default());
+    }
+}
+
+impl Tabs<'_> {
+    /// Draw the tabs line and record each label as a click on its tab.
+    pub fn draw(self, area: Rect, buf: &mut Buffer, hits: &mut HitMap) {
         let Tabs { state, theme } = self;
         let narrow = area.width < 80;
         let mut spans = vec![Span::raw(" ")];
@@ -472,11 +490,21 @@ impl Widget for Tabs<'_> {
             } else {
                 theme.tab_inactive
             };
-            if *tab == Tab::Input && count > 0 && *tab != state.board.tab {
-                spans.push(Span::styled(label, theme.input));
+            let style = if *tab == Tab::Input && count > 0 && *tab != state.board.tab {
+                theme.input
             } else {
-                spans.push(Span::styled(label, style));
-            }
+                style
+            };
+            let x = area
+                .x
+                .saturating_add(spans.iter().map(|s| s.width() as u16).sum());
+            let label = Span::styled(label, style);
+            let width = (label.width() as u16).min(area.right().saturating_sub(x));
+            hits.add(
+                Rect::new(x, area.y, width, area.height.min(1)),
+                Hit::Tab(*tab),
+            );
+            spans.push(label);
         }
         let arrow = if state.board.descending { "↓" } else { "↑" };
         let only = match &state.board.server {
