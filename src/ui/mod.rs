@@ -15,6 +15,7 @@ pub mod roots;
 pub mod sampling;
 pub mod signin;
 pub mod stats;
+pub mod tab_bar;
 pub mod table;
 pub mod text;
 pub mod theme;
@@ -106,11 +107,11 @@ impl Dashboard<'_> {
         buf.set_style(area, theme.base);
         let a = areas(area, state);
         header::Header { state, theme, now }.render(a.header, buf);
-        table::Tabs { state, theme }.draw(a.tabs, buf, hits);
+        tab_bar::Tabs { state, theme }.draw(a.tabs, buf, hits);
         if state.command.is_some() && a.filter.height > 0 {
             command::CommandBar { state, theme }.render(a.filter, buf);
         } else if a.filter.height > 0 {
-            table::FilterLine { state, theme }.render(a.filter, buf);
+            tab_bar::FilterLine { state, theme }.render(a.filter, buf);
         }
         table::TaskTable { state, theme, now }.draw(a.body, buf, hits);
         footer::NoticeLine { state, theme, now }.render(a.notice, buf);
