@@ -338,7 +338,7 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
             state,
             server.map(|s| crate::sanitize::sanitize_line(s.as_str(), 200)),
         ),
-        Command::Stats => super::stats_update::open(state, now, fx),
+        Command::Stats => super::stats::open(state, now, fx),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => fx.push(Effect::Quit),
     }

@@ -360,9 +360,9 @@ pub enum Modal {
     /// What a server is offered as roots, and what it was sent.
     Roots(RootsView),
     /// The raw JSON-RPC messages of one server or all.
-    Wire(super::wire_log::WireView),
+    Wire(super::views::wire::WireView),
     /// Pictures of the work over time (`:stats`).
-    Stats(super::stats::StatsView),
+    Stats(super::views::stats::StatsView),
 }
 
 impl Modal {

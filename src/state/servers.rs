@@ -80,7 +80,7 @@ pub struct ServerState {
     /// Where its sign-in stands (none: nothing to do).
     pub sign_in: Option<super::SignInState>,
     /// Its latest request durations.
-    pub latency: super::stats::LatencyRing,
+    pub latency: super::views::stats::LatencyRing,
 }
 
 impl ServerState {

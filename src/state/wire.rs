@@ -1,7 +1,7 @@
 //! The wire view's transitions: opening it (on a server, from the board, the detail view,
 //! the servers view or `:wire`), moving, the filter typed in place, pause and live again,
 //! switching servers, a message opened as pretty JSON. The rings and the view's data are
-//! `wire_log`'s. The loop feeds records only while the view is open or `--wire` is on.
+//! `views::wire`'s, the drawing `ui::wire`. The loop feeds records only while the view is open or `--wire` is on.
 //! Must not do I/O or render.
 
 use tui_input::Input;
@@ -10,7 +10,7 @@ use super::doc::{DocLine, LineKind, json_lines};
 use super::keymap::Action;
 use super::keys::Key;
 use super::modal::{DocView, Modal};
-pub use super::wire_log::*;
+use super::views::wire::{Direction, WireView, shown};
 use super::{State, line_edit};
 use crate::sanitize::sanitize_line;
 

@@ -17,7 +17,7 @@ use super::text::fit;
 use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::charts::{DURATION_BINS, Summary};
-use crate::state::stats::{StatsData, StatsView};
+use crate::state::views::stats::{StatsData, StatsView};
 
 /// The chart's layers, bottom up: name, marker, the symbol the marker draws.
 const LAYERS: [(&str, Marker, &str); 3] = [

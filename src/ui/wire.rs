@@ -12,7 +12,7 @@ use super::Theme;
 use super::popup::frame;
 use super::text::fit;
 use crate::state::State;
-use crate::state::wire::{Direction, WireView, arrived_since_pause, shown};
+use crate::state::views::wire::{Direction, WireView, arrived_since_pause, shown};
 
 pub struct WireScreen<'a> {
     pub state: &'a State,

@@ -2,7 +2,8 @@
 //! proxy's hosts), as the wire hub reports them, kept in a bounded ring per server, and the
 //! view's own state (server, filter, pause, selection) with what it shows. Records arrive
 //! as `Msg::Wire` with task ids already masked; their text is made safe here, once. Pure
-//! data: imports nothing of its siblings (the view's transitions are `wire`'s).
+//! data: imports nothing of its siblings (the view's transitions are `state::wire`'s, its
+//! drawing `ui::wire`).
 
 use std::collections::{BTreeMap, VecDeque};
 
