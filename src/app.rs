@@ -36,6 +36,7 @@ mod pacing;
 mod probe;
 mod wire_feed;
 
+use crate::state::widths;
 use pacing::Pacer;
 pub use probe::{FRAME_TITLE_ENV, FrameTitle, NoProbe, Probe};
 
@@ -149,7 +150,7 @@ pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
     }
     // No escape or control character of the text may reach the terminal, nor `;`
     // (the OSC 777 field separator).
-    let text: String = crate::sanitize::sanitize_line(&alert.text, 200)
+    let text: String = crate::sanitize::sanitize_line(&alert.text, widths::ERROR_LINE)
         .chars()
         .filter(|c| !c.is_control() && *c != ';')
         .collect();

@@ -48,6 +48,7 @@ pub mod text_area;
 pub mod time;
 mod update;
 pub mod views;
+pub mod widths;
 pub mod wire;
 
 #[cfg(test)]

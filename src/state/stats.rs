@@ -8,6 +8,7 @@ use super::modal::Modal;
 use super::views::stats::{RELOAD_SECS, StatsData, StatsView};
 use super::{Effect, Now, State};
 use crate::engine::ServerId;
+use crate::state::widths;
 
 fn view_mut(state: &mut State) -> Option<&mut StatsView> {
     match state.modals.last_mut() {
@@ -93,7 +94,7 @@ pub(super) fn loaded(
         // A summary already shown stays; the failure is said only when there is none.
         Err(e) => match &view.data {
             StatsData::Loaded(_) => return,
-            _ => StatsData::Failed(crate::sanitize::sanitize_line(&e, 200)),
+            _ => StatsData::Failed(crate::sanitize::sanitize_line(&e, widths::ERROR_LINE)),
         },
     };
 }

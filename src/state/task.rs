@@ -12,6 +12,7 @@ use super::time::{Now, plus_millis};
 use crate::engine::Tombstone;
 use crate::engine::UpdateSource;
 use crate::mcp::{InputRequest, Task, TaskId, TaskStatus, Verdict};
+use crate::state::widths;
 
 /// "Answer sent" until the server moves on.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,7 +163,7 @@ impl TaskRow {
             };
             return Some(crate::sanitize::sanitize_line(
                 &format!("{msg} (error {})", e.code),
-                300,
+                widths::REASON,
             ));
         }
         let text = errored
@@ -177,7 +178,7 @@ impl TaskRow {
                     .find(|s| !s.trim().is_empty())
             });
         text.or(t.status_message.as_deref())
-            .map(|s| crate::sanitize::sanitize_line(s.trim(), 300))
+            .map(|s| crate::sanitize::sanitize_line(s.trim(), widths::REASON))
             .or_else(|| Some("the server gave no reason".to_string()))
     }
 
@@ -198,7 +199,7 @@ impl TaskRow {
             .flat_map(str::lines)
             .map(str::trim)
             .find(|l| !l.is_empty())
-            .map(|l| crate::sanitize::sanitize_line(l, 300))
+            .map(|l| crate::sanitize::sanitize_line(l, widths::REASON))
     }
 
     /// What people and hosts did about the task, in one line: who asked for its cancel, or

@@ -13,6 +13,7 @@ use super::modal::{DocView, Modal};
 use super::views::wire::{Direction, WireView, shown};
 use super::{State, line_edit};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// Whether the wire view is open anywhere in the stack (the loop feeds it then).
 pub fn is_open(state: &State) -> bool {
@@ -48,7 +49,7 @@ pub(super) fn open_focused(state: &mut State) {
         Some(Modal::Doc(_) | Modal::Roots(_)) => None,
         _ => state.focused_task().map(|k| k.server.as_str().to_string()),
     };
-    open(state, server.map(|s| sanitize_line(&s, 200)));
+    open(state, server.map(|s| sanitize_line(&s, widths::SERVER_REF)));
 }
 
 /// An action while the wire view is on top; false when it is not the view's to take.
@@ -154,7 +155,7 @@ fn open_selected(state: &mut State) {
     lines.extend(json_lines(&e.message, 2000));
     let title = format!("{} {}", e.method, e.transport.as_str());
     state.modals.push(Modal::Doc(DocView {
-        title: sanitize_line(&title, 80),
+        title: sanitize_line(&title, widths::WIRE_TITLE),
         lines,
         scroll: 0,
     }));

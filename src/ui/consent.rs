@@ -14,6 +14,7 @@ use super::popup::{answer_frame, asked_by};
 use super::text::wrap_words as wrap;
 use crate::sanitize::sanitize_line;
 use crate::state::views::consent::ConsentView;
+use crate::state::widths;
 use crate::state::{Action, Context, State};
 
 /// Split a (sanitized) URL into before-host, host, after-host. The host is what follows
@@ -151,7 +152,7 @@ impl Widget for ConsentPopup<'_> {
         lines.push(Line::raw(""));
         if let Some(e) = &view.error {
             lines.push(Line::styled(
-                format!("✖ {}", sanitize_line(e, 300)),
+                format!("✖ {}", sanitize_line(e, widths::REASON)),
                 theme.error,
             ));
         }

@@ -10,6 +10,7 @@ use super::Theme;
 use super::text::fit;
 use crate::state::NoticeLevel;
 use crate::state::servers::Health;
+use crate::state::widths;
 use crate::state::{Now, State};
 
 pub struct NoticeLine<'a> {
@@ -37,7 +38,12 @@ impl Widget for NoticeLine<'_> {
             let by = r
                 .started_by
                 .as_deref()
-                .map(|b| format!(", started by {}", crate::sanitize::sanitize_line(b, 40)))
+                .map(|b| {
+                    format!(
+                        ", started by {}",
+                        crate::sanitize::sanitize_line(b, widths::STARTED_BY)
+                    )
+                })
                 .unwrap_or_default();
             let elsewhere = state
                 .servers
@@ -50,7 +56,7 @@ impl Widget for NoticeLine<'_> {
             };
             let text = format!(
                 " {} {} on {}{by}{via}",
-                crate::sanitize::sanitize_line(tool, 30),
+                crate::sanitize::sanitize_line(tool, widths::TOOL_IN_HEADER),
                 r.short_id(),
                 fit(&state.server_name(&r.key.server), 30)
             );

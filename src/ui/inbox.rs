@@ -12,6 +12,7 @@ use super::{HitMap, Theme};
 use crate::sanitize::sanitize_line;
 use crate::state::time::short_duration;
 use crate::state::views::inbox::{InboxView, entries, more_not_shown};
+use crate::state::widths;
 use crate::state::{Hit, Now, State};
 
 /// Where the inbox popup goes on a screen of `area`.
@@ -87,14 +88,17 @@ impl InboxPopup<'_> {
                 spans.push(Span::styled(
                     format!(
                         "{:<12} ",
-                        fit(&sanitize_line(e.target.server().as_str(), 40), 12)
+                        fit(
+                            &sanitize_line(e.target.server().as_str(), widths::SERVER_NAME),
+                            12
+                        )
                     ),
                     theme.accent,
                 ));
             }
             spans.push(Span::styled(format!("{:<9} ", e.short_id()), theme.label));
             if !narrow {
-                let tool = sanitize_line(e.tool.as_deref().unwrap_or("?"), 40);
+                let tool = sanitize_line(e.tool.as_deref().unwrap_or("?"), widths::TOOL_NAME);
                 spans.push(Span::styled(
                     format!("{:<13} ", fit(&tool, 13)),
                     theme.label,

@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::{HitMap, Theme};
+use crate::state::widths;
 use crate::state::{Hit, State, Tab};
 
 /// The status tabs with counts, and the sort on the right.
@@ -58,7 +59,10 @@ impl Tabs<'_> {
         }
         let arrow = if state.board.descending { "↓" } else { "↑" };
         let only = match &state.board.server {
-            Some(s) => format!("{} · ", crate::sanitize::sanitize_line(s.as_str(), 20)),
+            Some(s) => format!(
+                "{} · ",
+                crate::sanitize::sanitize_line(s.as_str(), widths::SERVER_IN_TAB_BAR)
+            ),
             None => String::new(),
         };
         let sort = format!("{only}sort {}{arrow} ", state.board.sort.title());

@@ -16,6 +16,7 @@ use crate::sanitize::{display_width, sanitize_line};
 use crate::state::Tombstone;
 use crate::state::task::{Phase, TaskRow};
 use crate::state::time::short_duration;
+use crate::state::widths;
 use crate::state::{Hit, Now, SortColumn, State};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -357,7 +358,11 @@ fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
         Phase::Live(_) if r.answer.is_some() => ("✉ answer sent".to_string(), theme.pending_op),
         Phase::Live(_) if r.needs_input() => ("✎ input needed".to_string(), theme.input),
         Phase::Live(s) => (
-            format!("{} {}", status_icon(&s), sanitize_line(s.as_str(), 16)),
+            format!(
+                "{} {}",
+                status_icon(&s),
+                sanitize_line(s.as_str(), widths::STATUS)
+            ),
             theme.status(&s),
         ),
     };
@@ -407,7 +412,7 @@ pub(crate) fn cell(
     match c {
         // already fitted by the caller, to the column's width on this screen
         Col::Server => Field::new(server.to_string()).style(theme.accent),
-        Col::Id => Field::new(sanitize_line(&r.short_id(), 8)),
+        Col::Id => Field::new(sanitize_line(&r.short_id(), widths::SHORT_ID)),
         Col::Tool => Field::new(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
         Col::Status => {
             let (text, style) = match &note {
@@ -422,7 +427,7 @@ pub(crate) fn cell(
             (None, None) => {
                 let msg = r.task.as_ref().and_then(|t| t.status_message.as_deref());
                 let msg = match msg {
-                    Some(m) => sanitize_line(m, 200),
+                    Some(m) => sanitize_line(m, widths::STATUS_MESSAGE),
                     None => r
                         .result_line()
                         .or_else(|| r.note_line())

@@ -7,6 +7,7 @@ use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::input_target::InputTarget;
 use crate::state::time::Now;
+use crate::state::widths;
 
 /// One pending input request.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,8 +40,8 @@ pub fn entries(state: &State) -> Vec<InboxEntry> {
                 target: InputTarget::Task(row.key.clone()),
                 input_key: k.clone(),
                 tool: row.tool.clone(),
-                method: sanitize_line(&req.method, 40),
-                message: sanitize_line(req.message().unwrap_or(""), 200),
+                method: sanitize_line(&req.method, widths::METHOD),
+                message: sanitize_line(req.message().unwrap_or(""), widths::INPUT_MESSAGE),
                 since: state
                     .input_since
                     .get(&(row.key.clone(), k.clone()))
@@ -53,8 +54,8 @@ pub fn entries(state: &State) -> Vec<InboxEntry> {
         target: f.target(),
         input_key: f.key.clone(),
         tool: (!f.tool.is_empty()).then(|| f.tool.clone()),
-        method: sanitize_line(&f.request.method, 40),
-        message: sanitize_line(f.request.message().unwrap_or(""), 200),
+        method: sanitize_line(&f.request.method, widths::METHOD),
+        message: sanitize_line(f.request.message().unwrap_or(""), widths::INPUT_MESSAGE),
         since: Some(f.since),
     }));
     let order = |e: &InboxEntry| match &e.target {
