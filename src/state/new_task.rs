@@ -301,6 +301,7 @@ pub(super) fn call_finished(
             let tk = TaskKey::new(&server, &task_id);
             let row = row_mut(state, &tk);
             row.tool = row.tool.take().or(Some(tool.clone()));
+            row.refresh_text();
             let text = format!("{tool}: task {} started", task_id.prefix());
             state.notify(NoticeLevel::Info, &text, now);
         }

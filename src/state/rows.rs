@@ -46,6 +46,7 @@ pub(super) fn removed(state: &mut State, key: &TaskKey, now: Now) {
 pub(super) fn known(state: &mut State, server: &ServerId, task: KnownTask, now: Now) {
     let row = row_mut(state, &TaskKey::new(server, &task.task_id));
     row.tool = task.tool.or(row.tool.take());
+    row.refresh_text();
     row.arguments = task.arguments.map(Box::new).or(row.arguments.take());
     row.recorded_at = Some(task.recorded_at);
     row.parent_task = task.parent_task;

@@ -51,10 +51,23 @@ pub enum Phase {
     Gone(Tombstone),
 }
 
+/// A row's text from the server, made display-safe once, when the facts it comes from
+/// arrive (`TaskRow::refresh_text`): the table draws it every frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RowText {
+    /// The tool's name (`?` while unknown).
+    pub tool: String,
+    /// Why the task failed (`failure_reason`).
+    pub reason: Option<String>,
+    /// Its status message, else the first line of its text result.
+    pub message: Option<String>,
+}
+
 /// One task row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRow {
     pub key: TaskKey,
+    /// The tool as the server named it (what a re-run calls); shown as `text.tool`.
     pub tool: Option<String>,
     /// Boxed, as the answer mark: the table holds every task, and these are large and
     /// absent from most rows (a resumed finished task's stay in the ledger).
@@ -92,6 +105,8 @@ pub struct TaskRow {
     pub payload_in_ledger: bool,
     /// The ledger no longer has it (pruned by another process): shown nowhere.
     pub removed: bool,
+    /// The text the table shows, display-safe.
+    pub text: RowText,
 }
 
 impl TaskRow {
@@ -120,7 +135,27 @@ impl TaskRow {
             note: None,
             payload_in_ledger: false,
             removed: false,
+            text: RowText {
+                tool: "?".to_string(),
+                ..RowText::default()
+            },
         }
+    }
+
+    /// Make the row's text display-safe again after its tool or its snapshot changed.
+    pub fn refresh_text(&mut self) {
+        let tool = self.tool.as_deref().unwrap_or("?");
+        let message = self
+            .task
+            .as_ref()
+            .and_then(|t| t.status_message.as_deref())
+            .map(|m| crate::sanitize::sanitize_line(m, widths::STATUS_MESSAGE))
+            .or_else(|| self.result_line());
+        self.text = RowText {
+            tool: crate::sanitize::sanitize_line(tool, widths::TOOL_NAME),
+            reason: self.failure_reason(),
+            message,
+        };
     }
 
     pub fn status(&self) -> Option<&TaskStatus> {
@@ -266,6 +301,7 @@ impl TaskRow {
                     known.result = task.result;
                     known.error = task.error;
                 }
+                self.refresh_text();
                 return true;
             }
             Verdict::AfterTerminal | Verdict::Stale => return false,
@@ -296,6 +332,7 @@ impl TaskRow {
         }
         self.task = Some(task);
         self.set_pending(pending);
+        self.refresh_text();
         true
     }
 

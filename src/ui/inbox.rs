@@ -9,10 +9,8 @@ use ratatui::widgets::Widget;
 use super::popup::{centered, frame};
 use super::text::fit;
 use super::{HitMap, Theme};
-use crate::sanitize::sanitize_line;
 use crate::state::time::short_duration;
 use crate::state::views::inbox::{InboxView, entries, more_not_shown};
-use crate::state::widths;
 use crate::state::{Hit, Now, State};
 
 /// Where the inbox popup goes on a screen of `area`.
@@ -86,19 +84,13 @@ impl InboxPopup<'_> {
             let mut spans = vec![Span::styled(format!("{mark}{age:<6} "), theme.dim)];
             if !narrow {
                 spans.push(Span::styled(
-                    format!(
-                        "{:<12} ",
-                        fit(
-                            &sanitize_line(e.target.server().as_str(), widths::SERVER_NAME),
-                            12
-                        )
-                    ),
+                    format!("{:<12} ", fit(&e.server, 12)),
                     theme.accent,
                 ));
             }
             spans.push(Span::styled(format!("{:<9} ", e.short_id()), theme.label));
             if !narrow {
-                let tool = sanitize_line(e.tool.as_deref().unwrap_or("?"), widths::TOOL_NAME);
+                let tool = e.tool.as_deref().unwrap_or("?");
                 spans.push(Span::styled(
                     format!("{:<13} ", fit(&tool, 13)),
                     theme.label,

@@ -413,7 +413,7 @@ pub(crate) fn cell(
         // already fitted by the caller, to the column's width on this screen
         Col::Server => Field::new(server.to_string()).style(theme.accent),
         Col::Id => Field::new(sanitize_line(&r.short_id(), widths::SHORT_ID)),
-        Col::Tool => Field::new(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
+        Col::Tool => Field::new(fit(&r.text.tool, w)),
         Col::Status => {
             let (text, style) = match &note {
                 Some((wants, _)) => (format!("⚠ {wants}"), theme.warn),
@@ -421,18 +421,12 @@ pub(crate) fn cell(
             };
             Field::new(fit(&text, w)).style(style)
         }
-        Col::Message => match (note, r.failure_reason()) {
+        Col::Message => match (note, &r.text.reason) {
             (Some((_, n)), _) => Field::new(n).style(theme.warn),
-            (None, Some(why)) => Field::new(why).style(theme.error),
+            (None, Some(why)) => Field::new(why.clone()).style(theme.error),
             (None, None) => {
-                let msg = r.task.as_ref().and_then(|t| t.status_message.as_deref());
-                let msg = match msg {
-                    Some(m) => sanitize_line(m, widths::STATUS_MESSAGE),
-                    None => r
-                        .result_line()
-                        .or_else(|| r.note_line())
-                        .unwrap_or_default(),
-                };
+                let msg = r.text.message.clone();
+                let msg = msg.or_else(|| r.note_line()).unwrap_or_default();
                 Field::new(msg).style(theme.label)
             }
         },
