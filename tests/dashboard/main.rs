@@ -11,6 +11,7 @@ mod every_task;
 mod inbox_and_commands;
 mod input;
 mod restart;
+mod select;
 mod shared_ledger;
 mod signin;
 mod stats;
