@@ -91,10 +91,7 @@ impl InboxPopup<'_> {
             spans.push(Span::styled(format!("{:<9} ", e.short_id()), theme.label));
             if !narrow {
                 let tool = e.tool.as_deref().unwrap_or("?");
-                spans.push(Span::styled(
-                    format!("{:<13} ", fit(&tool, 13)),
-                    theme.label,
-                ));
+                spans.push(Span::styled(format!("{:<13} ", fit(tool, 13)), theme.label));
             }
             let message = if e.message.is_empty() {
                 e.method.clone()
