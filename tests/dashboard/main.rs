@@ -10,6 +10,7 @@ mod board;
 mod every_task;
 mod inbox_and_commands;
 mod input;
+mod mouse;
 mod restart;
 mod select;
 mod shared_ledger;
