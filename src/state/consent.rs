@@ -26,7 +26,7 @@ fn top(state: &mut State) -> Option<&mut ConsentView> {
 pub(super) fn open_url(state: &mut State, fx: &mut Vec<Effect>) {
     let Some(view) = top(state) else { return };
     if let Some(why) = &view.check.refused {
-        view.error = Some(format!("not opened: {why}"));
+        view.error = Some(sanitize_line(&format!("not opened: {why}"), widths::REASON));
         return;
     }
     view.opened = true;
@@ -38,7 +38,7 @@ pub(super) fn open_url(state: &mut State, fx: &mut Vec<Effect>) {
 pub(super) fn copy_url(state: &mut State, fx: &mut Vec<Effect>) {
     let Some(view) = top(state) else { return };
     if let Some(why) = &view.check.refused {
-        view.error = Some(format!("not copied: {why}"));
+        view.error = Some(sanitize_line(&format!("not copied: {why}"), widths::REASON));
         return;
     }
     view.copied = true;

@@ -55,6 +55,8 @@ pub enum Phase {
 /// arrive (`TaskRow::refresh_text`): the table draws it every frame.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RowText {
+    /// The task id's first characters.
+    pub id: String,
     /// The tool's name (`?` while unknown).
     pub tool: String,
     /// Why the task failed (`failure_reason`).
@@ -135,11 +137,14 @@ impl TaskRow {
             note: None,
             payload_in_ledger: false,
             removed: false,
-            text: RowText {
-                tool: "?".to_string(),
-                ..RowText::default()
-            },
+            text: RowText::default(),
         }
+        .with_text()
+    }
+
+    fn with_text(mut self) -> TaskRow {
+        self.refresh_text();
+        self
     }
 
     /// Make the row's text display-safe again after its tool or its snapshot changed.
@@ -152,6 +157,7 @@ impl TaskRow {
             .map(|m| crate::sanitize::sanitize_line(m, widths::STATUS_MESSAGE))
             .or_else(|| self.result_line());
         self.text = RowText {
+            id: crate::sanitize::sanitize_line(&self.short_id(), widths::SHORT_ID),
             tool: crate::sanitize::sanitize_line(tool, widths::TOOL_NAME),
             reason: self.failure_reason(),
             message,

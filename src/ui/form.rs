@@ -285,10 +285,8 @@ impl Widget for InputFormPopup<'_> {
         };
         if let Some(by) = started_by {
             asked.spans.push(Span::styled(" for a call by ", theme.dim));
-            asked.spans.push(Span::styled(
-                sanitize_line(by, widths::STARTED_BY),
-                theme.accent,
-            ));
+            // made display-safe when the row learnt it
+            asked.spans.push(Span::styled(by.to_string(), theme.accent));
         }
         let mut lines: Vec<Line<'static>> = vec![asked];
         if state.read_only {

@@ -104,7 +104,8 @@ impl Widget for SamplingPopup<'_> {
         Paragraph::new(lines).render(reply, buf);
         let (text, style) = match (&view.error, &view.phase) {
             (Some(e), _) => (
-                format!("✖ {}", sanitize_line(e, widths::REASON)),
+                // the reducer's own words, or made display-safe when set
+                format!("✖ {e}"),
                 theme.error,
             ),
             (None, Phase::Running) => ("running the sampling command…".to_string(), theme.label),

@@ -412,7 +412,7 @@ pub(crate) fn cell(
     match c {
         // already fitted by the caller, to the column's width on this screen
         Col::Server => Field::new(server.to_string()).style(theme.accent),
-        Col::Id => Field::new(sanitize_line(&r.short_id(), widths::SHORT_ID)),
+        Col::Id => Field::new(r.text.id.clone()),
         Col::Tool => Field::new(fit(&r.text.tool, w)),
         Col::Status => {
             let (text, style) = match &note {

@@ -122,6 +122,7 @@ pub struct ConsentView {
     /// The server said the interaction is over (before the person said done).
     pub completed: bool,
     pub scroll: usize,
+    /// Why the last key did nothing, display-safe (made so when set).
     pub error: Option<String>,
 }
 

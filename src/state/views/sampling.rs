@@ -49,6 +49,7 @@ pub struct SamplingView {
     pub reply: TextArea,
     pub phase: Phase,
     pub scroll: usize,
+    /// Why the last key did nothing, display-safe (made so when set).
     pub error: Option<String>,
 }
 
