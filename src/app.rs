@@ -36,6 +36,7 @@ mod pacing;
 mod probe;
 mod wire_feed;
 
+use crate::state::widths;
 use pacing::Pacer;
 pub use probe::{FRAME_TITLE_ENV, FrameTitle, NoProbe, Probe};
 
@@ -149,7 +150,7 @@ pub fn alert_bytes(cfg: &NotifyConfig, alert: &Alert) -> Vec<u8> {
     }
     // No escape or control character of the text may reach the terminal, nor `;`
     // (the OSC 777 field separator).
-    let text: String = crate::sanitize::sanitize_line(&alert.text, 200)
+    let text: String = crate::sanitize::sanitize_line(&alert.text, widths::ERROR_LINE)
         .chars()
         .filter(|c| !c.is_control() && *c != ';')
         .collect();
@@ -313,19 +314,13 @@ pub async fn run_dashboard(ctx: DashboardContext) -> anyhow::Result<()> {
     }
 }
 
-/// Translate a mouse event into the reducer's terms (hit-tested against the layout).
-fn to_mouse(
-    state: &State,
-    size: ratatui::layout::Size,
-    m: crossterm::event::MouseEvent,
-) -> Option<Mouse> {
+/// Translate a mouse event into the reducer's terms (a click against the regions of the
+/// frame on screen, recorded while it was drawn).
+fn to_mouse(hits: &ui::HitMap, m: crossterm::event::MouseEvent) -> Option<Mouse> {
     match m.kind {
         MouseEventKind::ScrollUp => Some(Mouse::ScrollUp),
         MouseEventKind::ScrollDown => Some(Mouse::ScrollDown),
-        MouseEventKind::Down(MouseButton::Left) => {
-            let area = Rect::new(0, 0, size.width, size.height);
-            Some(Mouse::Click(ui::hit_test(area, state, m.column, m.row)))
-        }
+        MouseEventKind::Down(MouseButton::Left) => Some(Mouse::Click(hits.at(m.column, m.row))),
         _ => None,
     }
 }
@@ -417,6 +412,8 @@ where
     let first = viewport(&state, size.width, size.height);
     update(&mut state, first, chrono::Utc::now());
 
+    // The clickable regions of the frame on screen.
+    let mut hits = ui::HitMap::default();
     let mut drained = 0usize;
     let (mut dirty_since, mut last_msg) = (Instant::now(), Instant::now());
     loop {
@@ -435,14 +432,12 @@ where
                 state.ensure_view();
                 let now = chrono::Utc::now();
                 terminal.draw(|f| {
-                    f.render_widget(
-                        Dashboard {
-                            state: &state,
-                            theme: &theme,
-                            now,
-                        },
-                        f.area(),
-                    )
+                    let dashboard = Dashboard {
+                        state: &state,
+                        theme: &theme,
+                        now,
+                    };
+                    dashboard.draw(f.area(), f.buffer_mut(), &mut hits)
                 })?;
                 pacer.drawn(started, Instant::now());
                 probe.drawn(&state);
@@ -454,7 +449,7 @@ where
                         Some(key) => Msg::Key(key),
                         None => continue,
                     },
-                    Some(Ok(Event::Mouse(m))) => match to_mouse(&state, size, m) {
+                    Some(Ok(Event::Mouse(m))) => match to_mouse(&hits, m) {
                         Some(mouse) => Msg::Mouse(mouse),
                         None => continue,
                     },

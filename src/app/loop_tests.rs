@@ -121,7 +121,7 @@ impl Probe for WireSeen {
 #[tokio::test(start_paused = true)]
 async fn the_wire_view_is_fed_only_while_it_is_open() {
     use crate::engine::WireHub;
-    use crate::state::wire::Carrier;
+    use crate::state::views::wire::Carrier;
     use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
     let server = ServerId::named("s");

@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 
 use crate::engine::WireHub;
 use crate::state::State;
-use crate::state::wire::{WireRecord, is_open};
+use crate::state::views::wire::WireRecord;
+use crate::state::wire::is_open;
 
 /// Records queued for the loop (more are dropped by the hub until it catches up).
 const QUEUE: usize = 1024;

@@ -6,6 +6,7 @@ use super::{Effect, State, TaskKey};
 use crate::engine::EngineEvent;
 use crate::mcp::TaskStatus;
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// Why the user is being called to the terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +60,7 @@ pub(super) fn ring(state: &State, watch: Option<Watch>, fx: &mut Vec<Effect>) {
         s if s.is_terminal() => AlertKind::Finished,
         _ => return,
     };
-    let tool = sanitize_line(row.tool.as_deref().unwrap_or("task"), 40);
+    let tool = sanitize_line(row.tool.as_deref().unwrap_or("task"), widths::TOOL_NAME);
     let text = match kind {
         AlertKind::Input => format!("{tool} {} needs input", row.short_id()),
         AlertKind::Finished => format!("{tool} {} {}", row.short_id(), after.as_str()),

@@ -6,6 +6,7 @@ use super::modal::{Confirm, ConfirmOp, Modal};
 use super::task::CancelMark;
 use super::{Effect, Now, State, TaskKey};
 use crate::engine::{EngineCommand, NoticeLevel};
+use crate::state::widths;
 
 /// `c`: ask before cancelling the focused task.
 pub(super) fn ask(state: &mut State, now: Now) {
@@ -29,9 +30,9 @@ pub(super) fn ask(state: &mut State, now: Now) {
     let tool = row.tool.clone().unwrap_or_else(|| "task".to_string());
     let body = format!(
         "Cancel {} {} on {}? The server may still finish it.",
-        crate::sanitize::sanitize_line(&tool, 40),
+        crate::sanitize::sanitize_line(&tool, widths::TOOL_NAME),
         row.short_id(),
-        crate::sanitize::sanitize_line(&state.server_name(&row.key.server), 40),
+        crate::sanitize::sanitize_line(&state.server_name(&row.key.server), widths::SERVER_NAME),
     );
     let key = row.key.clone();
     state.modals.push(Modal::Confirm(Confirm {

@@ -8,6 +8,7 @@ use super::keys::{Key, KeyCode};
 use super::modal::Modal;
 use super::{Effect, Now, SortColumn, State, hints, inbox, line_edit, servers};
 use crate::engine::{NoticeLevel, ServerId};
+use crate::state::widths;
 
 /// The commands, with their argument synopsis (shown in help and errors).
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -336,9 +337,9 @@ pub(super) fn run(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
         Command::Hints => hints::open(state),
         Command::Wire(server) => super::wire::open(
             state,
-            server.map(|s| crate::sanitize::sanitize_line(s.as_str(), 200)),
+            server.map(|s| crate::sanitize::sanitize_line(s.as_str(), widths::SERVER_REF)),
         ),
-        Command::Stats => super::stats_update::open(state, now, fx),
+        Command::Stats => super::stats::open(state, now, fx),
         Command::Help => state.modals.push(Modal::Help { scroll: 0 }),
         Command::Quit => fx.push(Effect::Quit),
     }

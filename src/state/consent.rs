@@ -13,6 +13,7 @@ use super::views::consent::ConsentView;
 use super::{Effect, Now, State, answer};
 use crate::engine::{NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 fn top(state: &mut State) -> Option<&mut ConsentView> {
     match state.modals.last_mut() {
@@ -25,7 +26,7 @@ fn top(state: &mut State) -> Option<&mut ConsentView> {
 pub(super) fn open_url(state: &mut State, fx: &mut Vec<Effect>) {
     let Some(view) = top(state) else { return };
     if let Some(why) = &view.check.refused {
-        view.error = Some(format!("not opened: {why}"));
+        view.error = Some(sanitize_line(&format!("not opened: {why}"), widths::REASON));
         return;
     }
     view.opened = true;
@@ -37,7 +38,7 @@ pub(super) fn open_url(state: &mut State, fx: &mut Vec<Effect>) {
 pub(super) fn copy_url(state: &mut State, fx: &mut Vec<Effect>) {
     let Some(view) = top(state) else { return };
     if let Some(why) = &view.check.refused {
-        view.error = Some(format!("not copied: {why}"));
+        view.error = Some(sanitize_line(&format!("not copied: {why}"), widths::REASON));
         return;
     }
     view.copied = true;
@@ -64,7 +65,7 @@ pub(super) fn done(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
 pub(super) fn browser_failed(state: &mut State, error: &str, now: Now) {
     let text = format!(
         "could not start the browser: {}; copy the link instead",
-        sanitize_line(error, 200)
+        sanitize_line(error, widths::ERROR_LINE)
     );
     match top(state) {
         Some(view) => view.error = Some(text),
@@ -87,7 +88,7 @@ pub(super) fn completed(state: &mut State, server: &ServerId, elicitation_id: &s
     if !any {
         let text = format!(
             "{} reports a link interaction complete",
-            sanitize_line(server.as_str(), 40)
+            sanitize_line(server.as_str(), widths::SERVER_NAME)
         );
         state.notify(NoticeLevel::Info, &text, now);
     }

@@ -9,6 +9,7 @@ use super::task::{Phase, TaskRow};
 use super::time::{Now, short_duration};
 use super::{Effect, State, TaskKey, TimelineEntry, forms};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 fn phase_text(row: &TaskRow) -> String {
     match row.phase() {
@@ -128,7 +129,7 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         for (k, req) in &row.pending {
             let msg = req.message().unwrap_or("");
             out.push(DocLine::field(
-                &sanitize_line(k, 30),
+                &sanitize_line(k, widths::KEY),
                 format!("{}: {msg}", req.method),
             ));
         }
@@ -152,7 +153,7 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
             LineKind::Error,
             format!(
                 "input key {} was reused for a different request",
-                sanitize_line(k, 30)
+                sanitize_line(k, widths::KEY)
             ),
         ));
     }
@@ -161,7 +162,10 @@ pub fn task_doc(row: &TaskRow, timeline: &TimelineState, now: Now) -> Vec<DocLin
         TimelineState::Loading => out.push(DocLine::new(LineKind::Dim, "loading…")),
         TimelineState::Failed(e) => out.push(DocLine::new(
             LineKind::Error,
-            format!("timeline unavailable: {}", sanitize_line(e, 200)),
+            format!(
+                "timeline unavailable: {}",
+                sanitize_line(e, widths::ERROR_LINE)
+            ),
         )),
         TimelineState::Loaded(entries) if entries.is_empty() => {
             out.push(DocLine::new(LineKind::Dim, "(no entries)"))

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use crate::sanitize::{sanitize_block, sanitize_line};
+use crate::state::widths;
 
 /// Lines kept per text block.
 const MAX_BLOCK_LINES: usize = 400;
@@ -146,7 +147,7 @@ pub fn result_lines(result: &Value) -> Vec<DocLine> {
             .get("mimeType")
             .or_else(|| block.pointer("/resource/mimeType"))
             .and_then(Value::as_str)
-            .map(|m| sanitize_line(m, 60))
+            .map(|m| sanitize_line(m, widths::METHOD_IN_VIEW))
             .unwrap_or_else(|| "unknown type".to_string());
         let heading = |s: String| DocLine::new(LineKind::SubHeading, format!("[{}] {s}", i + 1));
         match ty {
@@ -187,7 +188,10 @@ pub fn result_lines(result: &Value) -> Vec<DocLine> {
                 out.push(DocLine::new(LineKind::Link, sanitize_line(uri, MAX_COLS)));
             }
             other => {
-                out.push(heading(format!("{} block", sanitize_line(other, 40))));
+                out.push(heading(format!(
+                    "{} block",
+                    sanitize_line(other, widths::LABEL)
+                )));
                 out.extend(json_lines(block, 40));
             }
         }

@@ -9,6 +9,7 @@ use super::{Effect, Now, State, forms};
 use crate::engine::{EngineEvent, InputOrigin, NoticeLevel, ServerId};
 use crate::mcp::InputRequest;
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// At most this many foreground requests are kept (older ones first go).
 const MAX_KEPT: usize = 256;
@@ -69,7 +70,9 @@ pub(super) fn requested(state: &mut State, event: EngineEvent, now: Now, fx: &mu
         return;
     };
     let (call_id, tool) = match origin {
-        InputOrigin::Call { call_id, tool } => (Some(call_id), sanitize_line(&tool, 40)),
+        InputOrigin::Call { call_id, tool } => {
+            (Some(call_id), sanitize_line(&tool, widths::TOOL_NAME))
+        }
         InputOrigin::Session => (None, String::new()),
     };
     state
@@ -93,7 +96,7 @@ pub(super) fn requested(state: &mut State, event: EngineEvent, now: Now, fx: &mu
     let ours = call_id.is_some_and(|c| state.calls.contains_key(&c));
     let text = format!(
         "{} asks for input {}",
-        sanitize_line(server.as_str(), 40),
+        sanitize_line(server.as_str(), widths::SERVER_NAME),
         entry.origin_text()
     );
     state.foreground.push(entry);
@@ -124,8 +127,8 @@ pub(super) fn closed(state: &mut State, server: &ServerId, key: &str, reason: &s
     if before != state.foreground.len() || open_before != state.modals.len() {
         let text = format!(
             "input request of {}: {}",
-            sanitize_line(server.as_str(), 40),
-            sanitize_line(reason, 200)
+            sanitize_line(server.as_str(), widths::SERVER_NAME),
+            sanitize_line(reason, widths::ERROR_LINE)
         );
         state.notify(NoticeLevel::Info, &text, now);
     }

@@ -10,6 +10,7 @@ use super::keys::{Key, KeyCode};
 use super::line_edit;
 use super::text_area::TextArea;
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// A choice of a select: the value sent and the label shown.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +76,7 @@ impl Field {
         Field {
             group,
             name: name.to_string(),
-            label: sanitize_line(name, 40),
+            label: sanitize_line(name, widths::FIELD_LABEL),
             description: None,
             required,
             kind,
@@ -238,7 +239,7 @@ impl Field {
                 {
                     return Err(format!(
                         "{} is not an option ({})",
-                        sanitize_line(&bad.to_string(), 40),
+                        sanitize_line(&bad.to_string(), widths::FIELD_LABEL),
                         one_of(options)
                     ));
                 }
@@ -381,7 +382,7 @@ fn choices(list: &[Value], labels: Option<&Vec<Value>>) -> Vec<Choice> {
                         .map(str::to_string),
                 ),
             };
-            let label = sanitize_line(title.as_deref().unwrap_or(&value), 40);
+            let label = sanitize_line(title.as_deref().unwrap_or(&value), widths::FIELD_LABEL);
             Some(Choice { value, label })
         })
         .collect()
@@ -389,7 +390,10 @@ fn choices(list: &[Value], labels: Option<&Vec<Value>>) -> Vec<Choice> {
 
 fn one_of(options: &[Choice]) -> String {
     let names: Vec<&str> = options.iter().map(|c| c.value.as_str()).collect();
-    format!("must be one of: {}", sanitize_line(&names.join(", "), 200))
+    format!(
+        "must be one of: {}",
+        sanitize_line(&names.join(", "), widths::CHOICES)
+    )
 }
 
 fn scalar_text(v: &Value) -> String {
@@ -475,12 +479,12 @@ impl Form {
             let kind = field_kind(prop)?;
             let mut field = Field::new(group, name, required.contains(&name.as_str()), kind);
             if let Some(title) = prop.get("title").and_then(Value::as_str) {
-                field.label = sanitize_line(title, 40);
+                field.label = sanitize_line(title, widths::FIELD_LABEL);
             }
             field.description = prop
                 .get("description")
                 .and_then(Value::as_str)
-                .map(|d| sanitize_line(d, 200));
+                .map(|d| sanitize_line(d, widths::DESCRIPTION));
             if let Some(d) = prop.get("default") {
                 field.set_default(d);
             }
@@ -561,7 +565,7 @@ pub fn check_content(schema: &Value, content: &Map<String, Value>) -> Result<(),
         return Ok(());
     }
     let problem = |field: &str, why: String| ContentProblem {
-        field: sanitize_line(field, 60),
+        field: sanitize_line(field, widths::FIELD_NAME),
         why,
     };
     for field in &mut form.fields {
@@ -583,7 +587,7 @@ pub fn check_content(schema: &Value, content: &Map<String, Value>) -> Result<(),
             extra,
             format!(
                 "not a field of the request (fields: {})",
-                sanitize_line(&names.join(", "), 200)
+                sanitize_line(&names.join(", "), widths::CHOICES)
             ),
         ));
     }

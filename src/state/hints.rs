@@ -8,6 +8,7 @@ use super::modal::{DocView, Modal};
 use super::{Now, ServerState, State};
 use crate::engine::{Hint, NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct HintRecord {
@@ -21,7 +22,7 @@ pub struct HintRecord {
 
 /// Fold one finding into the server's records.
 pub fn record(server: &mut ServerState, hint: Hint, detail: &str, now: Now) {
-    let detail = sanitize_line(detail, 200);
+    let detail = sanitize_line(detail, widths::ERROR_LINE);
     match server.hints.iter_mut().find(|r| r.hint == hint) {
         Some(r) => {
             r.count = r.count.saturating_add(1);
@@ -77,7 +78,7 @@ pub fn hints_doc(state: &State) -> Vec<DocLine> {
             LineKind::Heading,
             format!(
                 "{} — {} kind(s)",
-                sanitize_line(s.id.as_str(), 60),
+                sanitize_line(s.id.as_str(), widths::NAME_IN_TITLE),
                 s.hints.len()
             ),
         ));

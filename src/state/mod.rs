@@ -8,7 +8,9 @@
 //! (`doc` lines, `input_target`, `time`, …), each view's data in `views/`, the `Modal` stack
 //! that holds them, `answer` (sending an answer, whatever view took it), the transitions of
 //! each kind of view, `forms` (opening the view a request needs: the dispatch by kind), and
-//! `update` on top.
+//! `update` on top. A view is three files with one name: `views/NAME.rs` (its data),
+//! `NAME.rs` (its transitions) and `ui/NAME.rs` (its drawing), for consent, inbox, roots,
+//! sampling, stats and wire.
 
 pub mod alerts;
 mod answer;
@@ -40,15 +42,14 @@ mod rows;
 pub mod sampling;
 pub mod servers;
 mod signin;
-pub mod stats;
-mod stats_update;
+mod stats;
 pub mod task;
 pub mod text_area;
 pub mod time;
 mod update;
 pub mod views;
+pub mod widths;
 pub mod wire;
-pub mod wire_log;
 
 #[cfg(test)]
 mod tests;
@@ -131,7 +132,7 @@ pub enum Msg {
     },
     /// The 1 Hz tick (relative times move; notices age out).
     Tick,
-    /// A mouse action, already hit-tested against the layout by the loop.
+    /// A mouse action, already looked up in the clickable regions of the frame drawn.
     Mouse(Mouse),
     /// The result of an `Effect::Export`: the file written, or why not.
     Exported(Result<String, String>),
@@ -238,7 +239,7 @@ pub struct State {
     /// Sampling replies typed (or produced) but not sent yet, by request.
     pub drafts: HashMap<(InputTarget, String), String>,
     /// The messages of every server, for the wire view (bounded rings).
-    pub wire: wire_log::WireLog,
+    pub wire: views::wire::WireLog,
     /// The range the statistics view showed last (it opens on it again).
     pub stats_range: charts::Range,
 }
@@ -267,7 +268,7 @@ impl State {
             input: HashMap::new(),
             roots_shared: HashMap::new(),
             drafts: HashMap::new(),
-            wire: wire_log::WireLog::default(),
+            wire: views::wire::WireLog::default(),
             stats_range: charts::Range::default(),
         }
     }

@@ -20,6 +20,7 @@ use super::views::sampling::SamplingView;
 use crate::engine::ServerId;
 use crate::mcp::{InputRequest, ToolInfo};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// What a confirmation does when accepted.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,10 +98,10 @@ impl InputForm {
         let mut form = Form::default();
         let mut sections = Vec::new();
         for (group, (key, req)) in requests.iter().enumerate() {
-            let message = sanitize_line(req.message().unwrap_or(""), 500);
+            let message = sanitize_line(req.message().unwrap_or(""), widths::PROMPT_MESSAGE);
             let kind = if Answering::of(req) != Answering::Form {
                 SectionKind::Unsupported {
-                    method: sanitize_line(&req.method, 60),
+                    method: sanitize_line(&req.method, widths::METHOD_IN_VIEW),
                     json: json_lines(&req.params, 200),
                 }
             } else {
@@ -151,7 +152,7 @@ pub fn task_title(row: &TaskRow) -> String {
     let tool = row
         .tool
         .as_deref()
-        .map(|t| sanitize_line(t, 30))
+        .map(|t| sanitize_line(t, widths::KEY))
         .unwrap_or_else(|| "task".into());
     format!("Input for {tool} {}", row.short_id())
 }
@@ -360,9 +361,9 @@ pub enum Modal {
     /// What a server is offered as roots, and what it was sent.
     Roots(RootsView),
     /// The raw JSON-RPC messages of one server or all.
-    Wire(super::wire_log::WireView),
+    Wire(super::views::wire::WireView),
     /// Pictures of the work over time (`:stats`).
-    Stats(super::stats::StatsView),
+    Stats(super::views::stats::StatsView),
 }
 
 impl Modal {

@@ -1,13 +1,14 @@
-//! Mouse input in the reducer's terms: what a click or the wheel landed on (hit-tested by
-//! the loop against the layout) and what it does — the wheel scrolls, a click selects a
-//! row, a tab or an inbox entry, a click on the selected one opens it. Must not render.
+//! Mouse input in the reducer's terms: what a click or the wheel landed on (recorded by the
+//! views while drawing the frame the click fell on) and what it does — the wheel scrolls, a
+//! click selects a row, a tab or an inbox entry, a click on the selected one opens it. Must
+//! not render.
 
 use super::keymap::Action;
 use super::modal::Modal;
-use super::{State, Tab};
+use super::{State, Tab, TaskKey};
 
 /// What a mouse did, in terms of the screen's parts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mouse {
     ScrollUp,
     ScrollDown,
@@ -15,12 +16,13 @@ pub enum Mouse {
 }
 
 /// What a click landed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hit {
-    /// The n-th visible row of the task table (0 = first drawn).
-    Row(usize),
+    /// The task table's row of this task (named by key, so rows that arrive between the
+    /// frame and the click do not move it).
+    Row(TaskKey),
     Tab(Tab),
-    /// The n-th entry of the inbox popup.
+    /// The n-th entry of the inbox popup (0 = the oldest request).
     InboxRow(usize),
     Elsewhere,
 }
@@ -35,9 +37,12 @@ pub(super) fn on_mouse(state: &mut State, mouse: Mouse) -> Option<Action> {
             state.board.dirty = true;
             None
         }
-        Mouse::Click(Hit::Row(i)) if state.modals.is_empty() => {
+        Mouse::Click(Hit::Row(key)) if state.modals.is_empty() => {
             state.ensure_view();
-            let key = state.board.view_key(&state.tasks, state.board.offset + i)?;
+            // Gone from the view since the frame (another tab, a filter): nothing to select.
+            if !state.board.shows(&state.tasks, &key) {
+                return None;
+            }
             if state.board.selected.as_ref() == Some(&key) {
                 return Some(Action::OpenDetail);
             }

@@ -16,6 +16,7 @@ use super::{Effect, Now, State, TaskKey, line_edit, servers};
 use crate::engine::{CallResult, EngineCommand, NoticeLevel, ServerId};
 use crate::mcp::ToolInfo;
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// `n`: pick a server (when there are several), then a tool.
 pub(super) fn start(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
@@ -153,7 +154,10 @@ pub(super) fn tools_listed(state: &mut State, server: ServerId, tools: Vec<ToolI
 
 /// `tools/list` failed: the picker waiting for it says why (and can be left as ever).
 pub(super) fn tools_list_failed(state: &mut State, server: &ServerId, error: &str, now: Now) {
-    let text = format!("cannot list tools: {}", sanitize_line(error, 300));
+    let text = format!(
+        "cannot list tools: {}",
+        sanitize_line(error, widths::REASON)
+    );
     let mut shown = false;
     for m in &mut state.modals {
         if let Modal::ToolPicker(tp) = m
@@ -246,11 +250,11 @@ pub(super) fn ask_rerun(state: &mut State, now: Now, fx: &mut Vec<Effect>) {
             now,
         );
     };
-    let args = sanitize_line(&arguments.to_string(), 60);
+    let args = sanitize_line(&arguments.to_string(), widths::ARGUMENTS);
     let body = format!(
         "Call {} on {} again with {args}? The new task links to {}.",
-        sanitize_line(tool, 40),
-        sanitize_line(row.key.server.as_str(), 40),
+        sanitize_line(tool, widths::TOOL_NAME),
+        sanitize_line(row.key.server.as_str(), widths::SERVER_NAME),
         row.short_id(),
     );
     let key = row.key.clone();
@@ -297,14 +301,15 @@ pub(super) fn call_finished(
             let tk = TaskKey::new(&server, &task_id);
             let row = row_mut(state, &tk);
             row.tool = row.tool.take().or(Some(tool.clone()));
+            row.refresh_text();
             let text = format!("{tool}: task {} started", task_id.prefix());
             state.notify(NoticeLevel::Info, &text, now);
         }
         CallResult::Plain { result } => {
             let title = format!(
                 "{} on {}: result",
-                sanitize_line(&tool, 40),
-                sanitize_line(server.as_str(), 40)
+                sanitize_line(&tool, widths::TOOL_NAME),
+                sanitize_line(server.as_str(), widths::SERVER_NAME)
             );
             state.modals.push(Modal::Doc(DocView {
                 title,

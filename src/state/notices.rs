@@ -4,6 +4,7 @@
 
 use super::{Now, State};
 use crate::engine::{NoticeLevel, ServerId};
+use crate::state::widths;
 
 /// How long a notice stays on screen (seconds).
 pub const NOTICE_SECS: i64 = 8;
@@ -31,7 +32,7 @@ impl State {
     pub fn notify(&mut self, level: NoticeLevel, text: &str, now: Now) {
         self.notices.push(Notice {
             level,
-            text: crate::sanitize::sanitize_line(text, 300),
+            text: crate::sanitize::sanitize_line(text, widths::REASON),
             at: now,
         });
         if self.notices.len() > MAX_NOTICES {

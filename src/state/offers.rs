@@ -8,6 +8,7 @@ use super::{State, TaskRow};
 use crate::engine::ServerId;
 use crate::mcp::{InputKind, InputRequest, Needs};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// How sampling requests of a server are answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +69,7 @@ impl State {
             }
             Needs::Nothing | Needs::Unknown => format!(
                 "wants {}, which taskrail does not know",
-                sanitize_line(&request.method, 40)
+                sanitize_line(&request.method, widths::METHOD)
             ),
         })
     }

@@ -61,6 +61,7 @@ pub(super) fn loaded(
             task.result = payload.result.or(task.result.take());
             task.error = payload.error.or(task.error.take());
         }
+        row.refresh_text();
     }
     Some(then)
 }

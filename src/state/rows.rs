@@ -6,6 +6,7 @@ use super::task::{CancelMark, TaskRow};
 use super::{Now, State, TaskKey, answer};
 use crate::engine::{KnownTask, NoticeLevel, ServerId, TaskId, TaskNote, Tombstone, UpdateSource};
 use crate::mcp::{InputRequest, Task};
+use crate::state::widths;
 
 /// The row of `key`, created on first mention; the table re-places it on the next frame.
 pub(super) fn row_mut<'a>(state: &'a mut State, key: &TaskKey) -> &'a mut TaskRow {
@@ -45,12 +46,13 @@ pub(super) fn removed(state: &mut State, key: &TaskKey, now: Now) {
 pub(super) fn known(state: &mut State, server: &ServerId, task: KnownTask, now: Now) {
     let row = row_mut(state, &TaskKey::new(server, &task.task_id));
     row.tool = task.tool.or(row.tool.take());
+    row.refresh_text();
     row.arguments = task.arguments.map(Box::new).or(row.arguments.take());
     row.recorded_at = Some(task.recorded_at);
     row.parent_task = task.parent_task;
     row.started_by = task
         .started_by
-        .map(|s| crate::sanitize::sanitize_line(&s, 40))
+        .map(|s| crate::sanitize::sanitize_line(&s, widths::STARTED_BY))
         .or(row.started_by.take());
     if let Some(why) = task.end {
         row.expired = true;

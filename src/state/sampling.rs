@@ -16,6 +16,7 @@ use super::views::sampling::{MAX_REPLY, Phase, SamplingView, clean_output};
 use super::{Effect, Now, State, answer};
 use crate::engine::NoticeLevel;
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 fn top(state: &mut State) -> Option<&mut SamplingView> {
     match state.modals.last_mut() {
@@ -141,7 +142,7 @@ pub(super) fn command_finished(
             v.reply = TextArea::new(&clean_output(&out));
             v.phase = Phase::Review;
         }
-        (Some(v), Err(e)) => v.phase = Phase::Failed(sanitize_line(&e, 300)),
+        (Some(v), Err(e)) => v.phase = Phase::Failed(sanitize_line(&e, widths::REASON)),
         (None, Ok(out)) => {
             state.drafts.insert((target, input_key), clean_output(&out));
             state.notify(
@@ -152,7 +153,10 @@ pub(super) fn command_finished(
         }
         (None, Err(e)) => state.notify(
             NoticeLevel::Error,
-            &format!("the sampling command failed: {}", sanitize_line(&e, 300)),
+            &format!(
+                "the sampling command failed: {}",
+                sanitize_line(&e, widths::REASON)
+            ),
             now,
         ),
     }

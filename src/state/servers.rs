@@ -11,6 +11,7 @@ use super::modal::{DocView, Modal};
 use crate::engine::ServerId;
 use crate::mcp::Era;
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// A server's connection health.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +81,7 @@ pub struct ServerState {
     /// Where its sign-in stands (none: nothing to do).
     pub sign_in: Option<super::SignInState>,
     /// Its latest request durations.
-    pub latency: super::stats::LatencyRing,
+    pub latency: super::views::stats::LatencyRing,
 }
 
 impl ServerState {
@@ -149,7 +150,7 @@ pub fn short_name(id: &ServerId) -> String {
     } else {
         s.to_string()
     };
-    sanitize_line(&name, 200)
+    sanitize_line(&name, widths::SERVER_REF)
 }
 
 /// The program a stdio command runs; for an interpreter, its script or module.
@@ -192,7 +193,7 @@ impl State {
 
     /// Show `server` as disabled (its configuration cannot be used).
     pub fn disable_server(&mut self, server: &ServerId, why: &str) {
-        self.server_mut(server).health = Health::Disabled(sanitize_line(why, 300));
+        self.server_mut(server).health = Health::Disabled(sanitize_line(why, widths::REASON));
     }
 
     /// The name `id` is shown by everywhere on screen (header, server column, footer,
@@ -205,7 +206,7 @@ impl State {
             .iter()
             .any(|s| &s.id != id && short_name(&s.id) == short);
         if clash {
-            sanitize_line(id.as_str(), 200)
+            sanitize_line(id.as_str(), widths::SERVER_REF)
         } else {
             short
         }
@@ -227,7 +228,7 @@ pub(super) fn idle(state: &mut State, server: &ServerId) {
 
 /// The engine cannot reach `server` from this process.
 pub(super) fn unreachable(state: &mut State, server: &ServerId, why: &str) {
-    state.server_mut(server).health = Health::Elsewhere(sanitize_line(why, 300));
+    state.server_mut(server).health = Health::Elsewhere(sanitize_line(why, widths::REASON));
 }
 
 pub(super) fn connected(
@@ -242,7 +243,7 @@ pub(super) fn connected(
     s.push = push;
     s.push_seen |= push;
     s.health = Health::Connected;
-    s.name = server_name.map(|n| sanitize_line(&n, 40));
+    s.name = server_name.map(|n| sanitize_line(&n, widths::SERVER_NAME));
 }
 
 pub(super) fn push_changed(state: &mut State, server: &ServerId, push: bool) {
@@ -256,7 +257,7 @@ pub(super) fn push_changed(state: &mut State, server: &ServerId, push: bool) {
 
 pub(super) fn degraded(state: &mut State, server: &ServerId, reason: &str) {
     state.server_mut(server).health = Health::Degraded {
-        reason: sanitize_line(reason, 300),
+        reason: sanitize_line(reason, widths::REASON),
         retry: None,
     };
 }

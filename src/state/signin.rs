@@ -8,6 +8,7 @@ use super::modal::{DocView, Modal};
 use super::{Context, Effect, Now, State};
 use crate::engine::{EngineCommand, EngineEvent, NoticeLevel, ServerId};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// Where a server's sign-in stands (none: nothing to do).
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +31,7 @@ pub fn sign_in_key(state: &State) -> Option<String> {
 pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) {
     match event {
         EngineEvent::SignInRequired { server, reason } => {
-            let reason = sanitize_line(reason, 200);
+            let reason = sanitize_line(reason, widths::ERROR_LINE);
             let s = state.server_mut(server);
             let fresh = !matches!(&s.sign_in, Some(SignInState::Required(r)) if *r == reason);
             s.sign_in = Some(SignInState::Required(reason));
@@ -45,7 +46,7 @@ pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) {
             url,
             browser,
         } => {
-            let url = sanitize_line(url, 4000);
+            let url = sanitize_line(url, widths::SIGN_IN_LINK);
             state.server_mut(server).sign_in = Some(SignInState::Running);
             if *browser {
                 let text = format!("{server}: finish signing in in the browser");
@@ -56,7 +57,7 @@ pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) {
                 .push(Modal::Doc(sign_in_doc(server, &url, *browser)));
         }
         EngineEvent::SignInIgnored { server, reason } => {
-            let text = format!("{server}: {}", sanitize_line(reason, 200));
+            let text = format!("{server}: {}", sanitize_line(reason, widths::ERROR_LINE));
             state.notify(NoticeLevel::Warn, &text, now);
         }
         EngineEvent::SignedIn { server } => {
@@ -65,7 +66,7 @@ pub(super) fn on_event(state: &mut State, event: &EngineEvent, now: Now) {
             state.notify(NoticeLevel::Info, &format!("signed in to {server}"), now);
         }
         EngineEvent::SignInFailed { server, error } => {
-            let error = sanitize_line(error, 200);
+            let error = sanitize_line(error, widths::ERROR_LINE);
             close_sign_in_doc(state, server);
             state.server_mut(server).sign_in = Some(SignInState::Required(error.clone()));
             state.notify(
@@ -101,14 +102,20 @@ fn sign_in_doc(server: &ServerId, url: &str, browser: bool) -> DocView {
         "This view closes by itself once signed in; the dashboard keeps running meanwhile.",
     ));
     DocView {
-        title: format!("{DOC_TITLE}{}", sanitize_line(server.as_str(), 60)),
+        title: format!(
+            "{DOC_TITLE}{}",
+            sanitize_line(server.as_str(), widths::NAME_IN_TITLE)
+        ),
         lines,
         scroll: 0,
     }
 }
 
 fn close_sign_in_doc(state: &mut State, server: &ServerId) {
-    let title = format!("{DOC_TITLE}{}", sanitize_line(server.as_str(), 60));
+    let title = format!(
+        "{DOC_TITLE}{}",
+        sanitize_line(server.as_str(), widths::NAME_IN_TITLE)
+    );
     state
         .modals
         .retain(|m| !matches!(m, Modal::Doc(d) if d.title == title));

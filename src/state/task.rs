@@ -12,6 +12,7 @@ use super::time::{Now, plus_millis};
 use crate::engine::Tombstone;
 use crate::engine::UpdateSource;
 use crate::mcp::{InputRequest, Task, TaskId, TaskStatus, Verdict};
+use crate::state::widths;
 
 /// "Answer sent" until the server moves on.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,10 +51,25 @@ pub enum Phase {
     Gone(Tombstone),
 }
 
+/// A row's text from the server, made display-safe once, when the facts it comes from
+/// arrive (`TaskRow::refresh_text`): the table draws it every frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RowText {
+    /// The task id's first characters.
+    pub id: String,
+    /// The tool's name (`?` while unknown).
+    pub tool: String,
+    /// Why the task failed (`failure_reason`).
+    pub reason: Option<String>,
+    /// Its status message, else the first line of its text result.
+    pub message: Option<String>,
+}
+
 /// One task row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRow {
     pub key: TaskKey,
+    /// The tool as the server named it (what a re-run calls); shown as `text.tool`.
     pub tool: Option<String>,
     /// Boxed, as the answer mark: the table holds every task, and these are large and
     /// absent from most rows (a resumed finished task's stay in the ledger).
@@ -91,6 +107,8 @@ pub struct TaskRow {
     pub payload_in_ledger: bool,
     /// The ledger no longer has it (pruned by another process): shown nowhere.
     pub removed: bool,
+    /// The text the table shows, display-safe.
+    pub text: RowText,
 }
 
 impl TaskRow {
@@ -119,7 +137,31 @@ impl TaskRow {
             note: None,
             payload_in_ledger: false,
             removed: false,
+            text: RowText::default(),
         }
+        .with_text()
+    }
+
+    fn with_text(mut self) -> TaskRow {
+        self.refresh_text();
+        self
+    }
+
+    /// Make the row's text display-safe again after its tool or its snapshot changed.
+    pub fn refresh_text(&mut self) {
+        let tool = self.tool.as_deref().unwrap_or("?");
+        let message = self
+            .task
+            .as_ref()
+            .and_then(|t| t.status_message.as_deref())
+            .map(|m| crate::sanitize::sanitize_line(m, widths::STATUS_MESSAGE))
+            .or_else(|| self.result_line());
+        self.text = RowText {
+            id: crate::sanitize::sanitize_line(&self.short_id(), widths::SHORT_ID),
+            tool: crate::sanitize::sanitize_line(tool, widths::TOOL_NAME),
+            reason: self.failure_reason(),
+            message,
+        };
     }
 
     pub fn status(&self) -> Option<&TaskStatus> {
@@ -162,7 +204,7 @@ impl TaskRow {
             };
             return Some(crate::sanitize::sanitize_line(
                 &format!("{msg} (error {})", e.code),
-                300,
+                widths::REASON,
             ));
         }
         let text = errored
@@ -177,7 +219,7 @@ impl TaskRow {
                     .find(|s| !s.trim().is_empty())
             });
         text.or(t.status_message.as_deref())
-            .map(|s| crate::sanitize::sanitize_line(s.trim(), 300))
+            .map(|s| crate::sanitize::sanitize_line(s.trim(), widths::REASON))
             .or_else(|| Some("the server gave no reason".to_string()))
     }
 
@@ -198,7 +240,7 @@ impl TaskRow {
             .flat_map(str::lines)
             .map(str::trim)
             .find(|l| !l.is_empty())
-            .map(|l| crate::sanitize::sanitize_line(l, 300))
+            .map(|l| crate::sanitize::sanitize_line(l, widths::REASON))
     }
 
     /// What people and hosts did about the task, in one line: who asked for its cancel, or
@@ -265,6 +307,7 @@ impl TaskRow {
                     known.result = task.result;
                     known.error = task.error;
                 }
+                self.refresh_text();
                 return true;
             }
             Verdict::AfterTerminal | Verdict::Stale => return false,
@@ -295,6 +338,7 @@ impl TaskRow {
         }
         self.task = Some(task);
         self.set_pending(pending);
+        self.refresh_text();
         true
     }
 

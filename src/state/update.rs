@@ -11,7 +11,7 @@ use super::payload::AfterPayload;
 use super::{Effect, Msg, Now, State, TaskKey};
 use super::{
     alerts, answer, board, cancel, command, consent, detail, foreground, forms, hints, inbox,
-    mouse, new_task, notices, payload, roots, rows, sampling, servers, signin, stats_update, wire,
+    mouse, new_task, notices, payload, roots, rows, sampling, servers, signin, stats, wire,
 };
 use crate::engine::{CallResult, EngineCommand, EngineEvent, UpdateSource};
 
@@ -56,9 +56,9 @@ pub fn update(state: &mut State, msg: Msg, now: Now) -> Vec<Effect> {
             table_rows,
             page_rows,
         } => board::viewport(state, table_rows, page_rows),
-        Msg::StatsLoaded { range, result } => stats_update::loaded(state, range, result, now),
+        Msg::StatsLoaded { range, result } => stats::loaded(state, range, result, now),
         Msg::Tick => {
-            stats_update::tick(state, now, &mut fx);
+            stats::tick(state, now, &mut fx);
             notices::age(state, now);
             if !std::mem::replace(&mut state.input_swept, true) {
                 inbox::forget_answered(state);
@@ -133,7 +133,7 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
             _ => new_task::picker_select(state, now, fx),
         },
         Action::Refresh if matches!(state.modals.last(), Some(Modal::Stats(_))) => {
-            stats_update::reload(state, now, fx)
+            stats::reload(state, now, fx)
         }
         Action::Refresh => {
             if let Some(key) = state.focused_task() {
@@ -180,9 +180,9 @@ fn on_action(state: &mut State, action: Action, now: Now, fx: &mut Vec<Effect>) 
         Action::Wire => wire::open_focused(state),
         // Only the wire view pauses (it takes the action itself when on top).
         Action::Pause => {}
-        Action::Stats => stats_update::open(state, now, fx),
+        Action::Stats => stats::open(state, now, fx),
         Action::StatsLonger | Action::StatsShorter => {
-            stats_update::step_range(state, action == Action::StatsLonger, now, fx)
+            stats::step_range(state, action == Action::StatsLonger, now, fx)
         }
         Action::Decline | Action::Dismiss => forms::decline(state, action, now, fx),
     }
@@ -259,7 +259,7 @@ fn on_engine(state: &mut State, event: EngineEvent, now: Now, fx: &mut Vec<Effec
                 requests_per_sec,
                 errors_total,
             );
-            stats_update::latencies(state, &server, &latencies_ms);
+            stats::latencies(state, &server, &latencies_ms);
         }
         EngineEvent::ServerMisbehaved {
             server,

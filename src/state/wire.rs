@@ -1,7 +1,7 @@
 //! The wire view's transitions: opening it (on a server, from the board, the detail view,
 //! the servers view or `:wire`), moving, the filter typed in place, pause and live again,
 //! switching servers, a message opened as pretty JSON. The rings and the view's data are
-//! `wire_log`'s. The loop feeds records only while the view is open or `--wire` is on.
+//! `views::wire`'s, the drawing `ui::wire`. The loop feeds records only while the view is open or `--wire` is on.
 //! Must not do I/O or render.
 
 use tui_input::Input;
@@ -10,9 +10,10 @@ use super::doc::{DocLine, LineKind, json_lines};
 use super::keymap::Action;
 use super::keys::Key;
 use super::modal::{DocView, Modal};
-pub use super::wire_log::*;
+use super::views::wire::{Direction, WireView, shown};
 use super::{State, line_edit};
 use crate::sanitize::sanitize_line;
+use crate::state::widths;
 
 /// Whether the wire view is open anywhere in the stack (the loop feeds it then).
 pub fn is_open(state: &State) -> bool {
@@ -48,7 +49,7 @@ pub(super) fn open_focused(state: &mut State) {
         Some(Modal::Doc(_) | Modal::Roots(_)) => None,
         _ => state.focused_task().map(|k| k.server.as_str().to_string()),
     };
-    open(state, server.map(|s| sanitize_line(&s, 200)));
+    open(state, server.map(|s| sanitize_line(&s, widths::SERVER_REF)));
 }
 
 /// An action while the wire view is on top; false when it is not the view's to take.
@@ -154,7 +155,7 @@ fn open_selected(state: &mut State) {
     lines.extend(json_lines(&e.message, 2000));
     let title = format!("{} {}", e.method, e.transport.as_str());
     state.modals.push(Modal::Doc(DocView {
-        title: sanitize_line(&title, 80),
+        title: sanitize_line(&title, widths::WIRE_TITLE),
         lines,
         scroll: 0,
     }));

@@ -12,6 +12,7 @@ use super::text::fit;
 use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::command::COMMANDS;
+use crate::state::widths;
 
 pub struct CommandBar<'a> {
     pub state: &'a State,
@@ -38,7 +39,7 @@ impl Widget for CommandBar<'_> {
         let at = rest.next().map(String::from).unwrap_or_else(|| " ".into());
         let mut spans = vec![
             Span::styled(" : ", theme.key),
-            Span::raw(sanitize_line(before, 400)),
+            Span::raw(sanitize_line(before, widths::COMMAND_LINE)),
             Span::styled(at, theme.cursor),
             Span::raw(rest.collect::<String>()),
         ];

@@ -12,7 +12,6 @@ use unicode_width::UnicodeWidthChar;
 use super::Theme;
 use super::popup::{answer_frame, asked_by};
 use super::text::wrap_words as wrap;
-use crate::sanitize::sanitize_line;
 use crate::state::views::consent::ConsentView;
 use crate::state::{Action, Context, State};
 
@@ -151,7 +150,8 @@ impl Widget for ConsentPopup<'_> {
         lines.push(Line::raw(""));
         if let Some(e) = &view.error {
             lines.push(Line::styled(
-                format!("✖ {}", sanitize_line(e, 300)),
+                // made display-safe when it was set
+                format!("✖ {e}"),
                 theme.error,
             ));
         }

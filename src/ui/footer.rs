@@ -10,6 +10,7 @@ use super::Theme;
 use super::text::fit;
 use crate::state::NoticeLevel;
 use crate::state::servers::Health;
+use crate::state::widths;
 use crate::state::{Now, State};
 
 pub struct NoticeLine<'a> {
@@ -33,11 +34,11 @@ impl Widget for NoticeLine<'_> {
             return;
         }
         if let Some(r) = state.selected_row() {
-            let tool = r.tool.as_deref().unwrap_or("?");
+            // The row's text is display-safe already (made so when it arrived).
             let by = r
                 .started_by
                 .as_deref()
-                .map(|b| format!(", started by {}", crate::sanitize::sanitize_line(b, 40)))
+                .map(|b| format!(", started by {b}"))
                 .unwrap_or_default();
             let elsewhere = state
                 .servers
@@ -50,7 +51,7 @@ impl Widget for NoticeLine<'_> {
             };
             let text = format!(
                 " {} {} on {}{by}{via}",
-                crate::sanitize::sanitize_line(tool, 30),
+                fit(&r.text.tool, widths::TOOL_IN_HEADER),
                 r.short_id(),
                 fit(&state.server_name(&r.key.server), 30)
             );

@@ -16,6 +16,7 @@ use crate::state::InputTarget;
 use crate::state::State;
 use crate::state::form::{Field, FieldKind, Form};
 use crate::state::modal::{InputForm, SectionKind, ToolForm};
+use crate::state::widths;
 
 fn text_box(value: &str, cursor: Option<usize>, width: usize, theme: &Theme) -> Vec<Span<'static>> {
     let chars: Vec<char> = value.chars().collect();
@@ -67,7 +68,10 @@ fn field_lines(field: &Field, focused: bool, width: usize, theme: &Theme) -> Vec
             min_len,
             max_len,
         } => {
-            let mut h: Vec<String> = format.iter().map(|f| sanitize_line(f, 12)).collect();
+            let mut h: Vec<String> = format
+                .iter()
+                .map(|f| sanitize_line(f, widths::FORMAT))
+                .collect();
             match (min_len, max_len) {
                 (Some(a), Some(b)) => h.push(format!("{a}–{b} chars")),
                 (Some(a), None) => h.push(format!("≥{a} chars")),
@@ -117,7 +121,7 @@ fn field_lines(field: &Field, focused: bool, width: usize, theme: &Theme) -> Vec
             let cursor = focused.then(|| field.input.visual_cursor());
             let mut spans = vec![indent];
             spans.extend(text_box(
-                &sanitize_line(field.input.value(), 10_000),
+                &sanitize_line(field.input.value(), widths::TYPED),
                 cursor,
                 box_w,
                 theme,
@@ -192,7 +196,7 @@ fn field_lines(field: &Field, focused: bool, width: usize, theme: &Theme) -> Vec
         }
         FieldKind::Json => {
             for (i, l) in field.area.lines.iter().enumerate() {
-                let l = sanitize_line(l, 10_000);
+                let l = sanitize_line(l, widths::TYPED);
                 let mut spans = vec![indent.clone(), Span::styled("│ ", theme.dim)];
                 if focused && i == field.area.row {
                     let col = field.area.col;
@@ -211,7 +215,7 @@ fn field_lines(field: &Field, focused: bool, width: usize, theme: &Theme) -> Vec
     }
     if let Some(e) = &field.error {
         lines.push(Line::styled(
-            format!("    ✖ {}", sanitize_line(e, 200)),
+            format!("    ✖ {}", sanitize_line(e, widths::ERROR_LINE)),
             theme.error,
         ));
     }
@@ -281,9 +285,8 @@ impl Widget for InputFormPopup<'_> {
         };
         if let Some(by) = started_by {
             asked.spans.push(Span::styled(" for a call by ", theme.dim));
-            asked
-                .spans
-                .push(Span::styled(sanitize_line(by, 40), theme.accent));
+            // made display-safe when the row learnt it
+            asked.spans.push(Span::styled(by.to_string(), theme.accent));
         }
         let mut lines: Vec<Line<'static>> = vec![asked];
         if state.read_only {
@@ -295,7 +298,7 @@ impl Widget for InputFormPopup<'_> {
             // A task's requests are told apart by their keys; others have one request.
             if matches!(form.target, crate::state::InputTarget::Task(_)) {
                 lines.push(Line::styled(
-                    format!("── {} ", sanitize_line(&section.input_key, 30)),
+                    format!("── {} ", sanitize_line(&section.input_key, widths::KEY)),
                     theme.dim,
                 ));
             }
@@ -359,8 +362,8 @@ impl Widget for ToolFormPopup<'_> {
         let rect = popup_rect(area);
         let title = format!(
             "New task: {} on {}",
-            sanitize_line(&form.tool.name, 30),
-            sanitize_line(form.server.as_str(), 30)
+            sanitize_line(&form.tool.name, widths::TOOL_IN_HEADER),
+            sanitize_line(form.server.as_str(), widths::SERVER_IN_HEADER)
         );
         let inner = frame(rect, buf, &title, theme, focused);
         let width = inner.width as usize;

@@ -6,23 +6,20 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::Theme;
 use super::popup::{centered, frame};
 use super::text::fit;
-use crate::sanitize::sanitize_line;
+use super::{HitMap, Theme};
 use crate::state::time::short_duration;
 use crate::state::views::inbox::{InboxView, entries, more_not_shown};
-use crate::state::{Now, State};
+use crate::state::{Hit, Now, State};
 
-/// Where the inbox popup goes on a screen of `area`, and the first entry line.
-pub fn inbox_rect(area: Rect) -> (Rect, u16) {
-    let rect = centered(
+/// Where the inbox popup goes on a screen of `area`.
+fn inbox_rect(area: Rect) -> Rect {
+    centered(
         area,
         area.width.saturating_sub(4).min(100),
         area.height.saturating_sub(2).min(20),
-    );
-    // border + column header line
-    (rect, rect.y + 2)
+    )
 }
 
 pub struct InboxPopup<'a> {
@@ -35,6 +32,13 @@ pub struct InboxPopup<'a> {
 
 impl Widget for InboxPopup<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw(area, buf, &mut HitMap::default());
+    }
+}
+
+impl InboxPopup<'_> {
+    /// Draw the popup and record each drawn entry as a click on it.
+    pub fn draw(self, area: Rect, buf: &mut Buffer, hits: &mut HitMap) {
         let InboxPopup {
             state,
             view,
@@ -43,7 +47,7 @@ impl Widget for InboxPopup<'_> {
             focused,
         } = self;
         let list = entries(state);
-        let (rect, _) = inbox_rect(area);
+        let rect = inbox_rect(area);
         let mut title = format!("Inbox — {} waiting for input", list.len());
         let more = more_not_shown(state);
         if more > 0 {
@@ -80,20 +84,14 @@ impl Widget for InboxPopup<'_> {
             let mut spans = vec![Span::styled(format!("{mark}{age:<6} "), theme.dim)];
             if !narrow {
                 spans.push(Span::styled(
-                    format!(
-                        "{:<12} ",
-                        fit(&sanitize_line(e.target.server().as_str(), 40), 12)
-                    ),
+                    format!("{:<12} ", fit(&e.server, 12)),
                     theme.accent,
                 ));
             }
             spans.push(Span::styled(format!("{:<9} ", e.short_id()), theme.label));
             if !narrow {
-                let tool = sanitize_line(e.tool.as_deref().unwrap_or("?"), 40);
-                spans.push(Span::styled(
-                    format!("{:<13} ", fit(&tool, 13)),
-                    theme.label,
-                ));
+                let tool = e.tool.as_deref().unwrap_or("?");
+                spans.push(Span::styled(format!("{:<13} ", fit(tool, 13)), theme.label));
             }
             let message = if e.message.is_empty() {
                 e.method.clone()
@@ -119,6 +117,7 @@ impl Widget for InboxPopup<'_> {
                 },
             );
             line.render(r, buf);
+            hits.add(r, Hit::InboxRow(i));
         }
     }
 }

@@ -8,12 +8,14 @@ pub mod footer;
 pub mod form;
 pub mod header;
 pub mod help;
+pub mod hits;
 pub mod inbox;
 pub mod popup;
 pub mod roots;
 pub mod sampling;
 pub mod signin;
 pub mod stats;
+pub mod tab_bar;
 pub mod table;
 pub mod text;
 pub mod theme;
@@ -23,7 +25,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
 
-use crate::state::{Hit, Modal, Now, State, Tab};
+use crate::state::{Modal, Now, State};
+pub use hits::HitMap;
 pub use theme::Theme;
 
 /// The screen's regions.
@@ -70,47 +73,6 @@ pub fn table_rows(areas: &Areas) -> usize {
     areas.body.height.saturating_sub(1) as usize
 }
 
-/// What the screen shows at column `x`, row `y` (for mouse clicks).
-pub fn hit_test(area: Rect, state: &State, x: u16, y: u16) -> Hit {
-    let a = areas(area, state);
-    let inside = |r: Rect| x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height;
-    if let Some(Modal::Inbox(v)) = state.modals.last() {
-        let (rect, first) = inbox::inbox_rect(area);
-        let rows = rect.height.saturating_sub(3) as usize;
-        if inside(rect) && y >= first && ((y - first) as usize) < rows {
-            let offset = v.selected.saturating_sub(rows.saturating_sub(1));
-            return Hit::InboxRow(offset + (y - first) as usize);
-        }
-        return Hit::Elsewhere;
-    }
-    if !state.modals.is_empty() {
-        return Hit::Elsewhere;
-    }
-    if inside(a.tabs) {
-        let narrow = a.tabs.width < 80;
-        let mut col = a.tabs.x + 1;
-        for (i, tab) in Tab::ALL.iter().enumerate() {
-            let count = state.board.tab_counts[i];
-            let title = if narrow {
-                &tab.title()[..tab.title().len().min(4)]
-            } else {
-                tab.title()
-            };
-            let w = format!(" {title} {count} ").chars().count() as u16;
-            if x >= col && x < col + w {
-                return Hit::Tab(*tab);
-            }
-            col += w;
-        }
-        return Hit::Elsewhere;
-    }
-    // the table's first line is its column header
-    if inside(a.body) && y > a.body.y {
-        return Hit::Row((y - a.body.y - 1) as usize);
-    }
-    Hit::Elsewhere
-}
-
 /// The whole screen.
 ///
 /// ```text
@@ -132,21 +94,32 @@ pub struct Dashboard<'a> {
 
 impl Widget for Dashboard<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw(area, buf, &mut HitMap::default());
+    }
+}
+
+impl Dashboard<'_> {
+    /// Draw the screen into `buf` and record its clickable regions in `hits` (cleared
+    /// first): the loop hit-tests clicks against the frame as drawn.
+    pub fn draw(self, area: Rect, buf: &mut Buffer, hits: &mut HitMap) {
         let Dashboard { state, theme, now } = self;
+        hits.clear();
         buf.set_style(area, theme.base);
         let a = areas(area, state);
         header::Header { state, theme, now }.render(a.header, buf);
-        table::Tabs { state, theme }.render(a.tabs, buf);
+        tab_bar::Tabs { state, theme }.draw(a.tabs, buf, hits);
         if state.command.is_some() && a.filter.height > 0 {
             command::CommandBar { state, theme }.render(a.filter, buf);
         } else if a.filter.height > 0 {
-            table::FilterLine { state, theme }.render(a.filter, buf);
+            tab_bar::FilterLine { state, theme }.render(a.filter, buf);
         }
-        table::TaskTable { state, theme, now }.render(a.body, buf);
+        table::TaskTable { state, theme, now }.draw(a.body, buf, hits);
         footer::NoticeLine { state, theme, now }.render(a.notice, buf);
         footer::Footer { state, theme }.render(a.footer, buf);
         for (i, modal) in state.modals.iter().enumerate() {
             let top = i + 1 == state.modals.len();
+            // A view over the board takes the clicks: the board beneath is not clickable.
+            hits.cover();
             match modal {
                 Modal::Detail(d) => detail::DetailScreen {
                     state,
@@ -226,7 +199,7 @@ impl Widget for Dashboard<'_> {
                     now,
                     focused: top,
                 }
-                .render(area, buf),
+                .draw(area, buf, hits),
             }
         }
     }

@@ -11,6 +11,7 @@ use super::text::fit;
 use crate::sanitize::sanitize_line;
 use crate::state::modal::{Confirm, Picker, PickerItem, ToolPicker};
 use crate::state::servers::short_name;
+use crate::state::widths;
 use crate::state::{ServerId, State, ToolInfo};
 
 /// A rectangle of `w`x`h` (clamped to `area`) centred in `area`.
@@ -68,7 +69,10 @@ pub fn answer_frame(
 pub fn asked_by(server: &ServerId, then: &str, theme: &Theme) -> Line<'static> {
     Line::from(vec![
         Span::styled("Asked by server ", theme.dim),
-        Span::styled(sanitize_line(server.as_str(), 40), theme.accent),
+        Span::styled(
+            sanitize_line(server.as_str(), widths::SERVER_NAME),
+            theme.accent,
+        ),
         Span::styled(then.to_string(), theme.dim),
     ])
 }
@@ -145,7 +149,10 @@ fn render_picker<T: PickerItem>(
         let cursor = if picker.editing { "▏" } else { "" };
         let line = Line::from(vec![
             Span::styled("/", theme.key),
-            Span::raw(format!("{}{cursor}", fit(&sanitize_line(query, 200), room))),
+            Span::raw(format!(
+                "{}{cursor}",
+                fit(&sanitize_line(query, widths::QUERY), room)
+            )),
             Span::styled(count, theme.dim),
         ]);
         line.render(Rect { height: 1, ..inner }, buf);
@@ -236,7 +243,7 @@ impl Widget for ToolPickerPopup<'_> {
             return;
         }
         let entry = |t: &ToolInfo| {
-            let mut name = sanitize_line(&t.name, 30);
+            let mut name = sanitize_line(&t.name, widths::TOOL_IN_HEADER);
             if t.task_support.as_deref() == Some("required") {
                 name.push_str(" ⧗");
             }
@@ -244,7 +251,7 @@ impl Widget for ToolPickerPopup<'_> {
                 .title
                 .as_deref()
                 .or(t.description.as_deref())
-                .map(|d| sanitize_line(d, 200));
+                .map(|d| sanitize_line(d, widths::DESCRIPTION));
             (name, desc)
         };
         render_picker(tools, entry, inner, buf, theme);

@@ -14,6 +14,7 @@ use super::popup::{answer_frame, asked_by};
 use super::text::wrap_words as wrap;
 use crate::sanitize::sanitize_line;
 use crate::state::views::sampling::{Phase, SamplingView};
+use crate::state::widths;
 use crate::state::{Action, Context, SamplingSetup, State};
 
 pub struct SamplingPopup<'a> {
@@ -29,7 +30,7 @@ fn how(view: &SamplingView) -> String {
         Some(SamplingSetup::Person) => "you type the assistant's reply".to_string(),
         Some(SamplingSetup::Command { command, .. }) => format!(
             "the reply comes from `{}` once you approve (or type it)",
-            sanitize_line(command, 60)
+            sanitize_line(command, widths::COMMAND)
         ),
     }
 }
@@ -84,7 +85,7 @@ impl Widget for SamplingPopup<'_> {
                 .skip(first)
                 .take(reply.height as usize)
             {
-                let l = sanitize_line(l, 10_000);
+                let l = sanitize_line(l, widths::TYPED);
                 let mut spans = vec![Span::styled("│ ", theme.dim)];
                 if focused && i == view.reply.row && view.phase != Phase::Running {
                     let col = view.reply.col;
@@ -102,7 +103,11 @@ impl Widget for SamplingPopup<'_> {
         }
         Paragraph::new(lines).render(reply, buf);
         let (text, style) = match (&view.error, &view.phase) {
-            (Some(e), _) => (format!("✖ {}", sanitize_line(e, 300)), theme.error),
+            (Some(e), _) => (
+                // the reducer's own words, or made display-safe when set
+                format!("✖ {e}"),
+                theme.error,
+            ),
             (None, Phase::Running) => ("running the sampling command…".to_string(), theme.label),
             (None, Phase::Review) => (
                 "the command's output is the reply above: read it (edit if you like), then send"

@@ -17,7 +17,8 @@ use super::text::fit;
 use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::charts::{DURATION_BINS, Summary};
-use crate::state::stats::{StatsData, StatsView};
+use crate::state::views::stats::{StatsData, StatsView};
+use crate::state::widths;
 
 /// The chart's layers, bottom up: name, marker, the symbol the marker draws.
 const LAYERS: [(&str, Marker, &str); 3] = [
@@ -256,7 +257,7 @@ fn render_right(state: &State, s: &Summary, theme: &Theme, area: Rect, buf: &mut
             .iter()
             .position(|x| &x.id == srv)
             .and_then(|i| names.get(i).cloned())
-            .unwrap_or_else(|| sanitize_line(srv.as_str(), 60));
+            .unwrap_or_else(|| sanitize_line(srv.as_str(), widths::NAME_IN_TITLE));
         Line::styled(fit(&name, name_w), theme.accent).render(label, buf);
         share_bar(pct, theme, bar, buf);
         Line::styled(text, theme.label).render(fig, buf);

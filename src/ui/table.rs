@@ -1,5 +1,6 @@
-//! The task table (virtualised: only visible rows are built), the status tabs line and the
-//! filter line. Columns are dropped by priority on narrow terminals. Must not mutate state.
+//! The task table (virtualised: only visible rows are built; each drawn row recorded as a
+//! click on its task). Columns are dropped by priority on narrow terminals (the lines above
+//! the table are `tab_bar`). Must not mutate state.
 
 use chrono::TimeDelta;
 use ratatui::buffer::Buffer;
@@ -8,14 +9,15 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::Theme;
 use super::text::fit;
 use super::theme::status_icon;
+use super::{HitMap, Theme};
 use crate::sanitize::{display_width, sanitize_line};
 use crate::state::Tombstone;
 use crate::state::task::{Phase, TaskRow};
 use crate::state::time::short_duration;
-use crate::state::{Now, SortColumn, State, Tab};
+use crate::state::widths;
+use crate::state::{Hit, Now, SortColumn, State};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -126,6 +128,13 @@ pub struct TaskTable<'a> {
 
 impl Widget for TaskTable<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw(area, buf, &mut HitMap::default());
+    }
+}
+
+impl TaskTable<'_> {
+    /// Draw the table and record each drawn row as a click on its task.
+    pub fn draw(self, area: Rect, buf: &mut Buffer, hits: &mut HitMap) {
         let TaskTable { state, theme, now } = self;
         let board = &state.board;
         let (cols, wide) = columns(area.width, state.servers.len() > 1 || area.width >= 110);
@@ -202,6 +211,10 @@ impl Widget for TaskTable<'_> {
             };
             if area.width > 0 && y < area.height {
                 buf.set_stringn(area.x, area.y + y, mark, 1, mark_style);
+                hits.add(
+                    Rect::new(area.x, area.y + y, area.width, 1),
+                    Hit::Row(r.key.clone()),
+                );
             }
             let note = state.input_note(r);
             let row_style = if selected {
@@ -345,7 +358,11 @@ fn status_cell(r: &TaskRow, theme: &Theme) -> (String, Style) {
         Phase::Live(_) if r.answer.is_some() => ("✉ answer sent".to_string(), theme.pending_op),
         Phase::Live(_) if r.needs_input() => ("✎ input needed".to_string(), theme.input),
         Phase::Live(s) => (
-            format!("{} {}", status_icon(&s), sanitize_line(s.as_str(), 16)),
+            format!(
+                "{} {}",
+                status_icon(&s),
+                sanitize_line(s.as_str(), widths::STATUS)
+            ),
             theme.status(&s),
         ),
     };
@@ -395,8 +412,8 @@ pub(crate) fn cell(
     match c {
         // already fitted by the caller, to the column's width on this screen
         Col::Server => Field::new(server.to_string()).style(theme.accent),
-        Col::Id => Field::new(sanitize_line(&r.short_id(), 8)),
-        Col::Tool => Field::new(sanitize_line(r.tool.as_deref().unwrap_or("?"), w)),
+        Col::Id => Field::new(r.text.id.clone()),
+        Col::Tool => Field::new(fit(&r.text.tool, w)),
         Col::Status => {
             let (text, style) = match &note {
                 Some((wants, _)) => (format!("⚠ {wants}"), theme.warn),
@@ -404,18 +421,12 @@ pub(crate) fn cell(
             };
             Field::new(fit(&text, w)).style(style)
         }
-        Col::Message => match (note, r.failure_reason()) {
+        Col::Message => match (note, &r.text.reason) {
             (Some((_, n)), _) => Field::new(n).style(theme.warn),
-            (None, Some(why)) => Field::new(why).style(theme.error),
+            (None, Some(why)) => Field::new(why.clone()).style(theme.error),
             (None, None) => {
-                let msg = r.task.as_ref().and_then(|t| t.status_message.as_deref());
-                let msg = match msg {
-                    Some(m) => sanitize_line(m, 200),
-                    None => r
-                        .result_line()
-                        .or_else(|| r.note_line())
-                        .unwrap_or_default(),
-                };
+                let msg = r.text.message.clone();
+                let msg = msg.or_else(|| r.note_line()).unwrap_or_default();
                 Field::new(msg).style(theme.label)
             }
         },
@@ -447,96 +458,6 @@ pub(crate) fn cell(
             Field::new(text).style(if soon { theme.warn } else { theme.dim })
         }
     }
-}
-
-/// The status tabs with counts, and the sort on the right.
-pub struct Tabs<'a> {
-    pub state: &'a State,
-    pub theme: &'a Theme,
-}
-
-impl Widget for Tabs<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let Tabs { state, theme } = self;
-        let narrow = area.width < 80;
-        let mut spans = vec![Span::raw(" ")];
-        for (i, tab) in Tab::ALL.iter().enumerate() {
-            let count = state.board.tab_counts[i];
-            let label = if narrow {
-                format!(" {} {count} ", &tab.title()[..tab.title().len().min(4)])
-            } else {
-                format!(" {} {count} ", tab.title())
-            };
-            let style = if *tab == state.board.tab {
-                theme.tab_active
-            } else {
-                theme.tab_inactive
-            };
-            if *tab == Tab::Input && count > 0 && *tab != state.board.tab {
-                spans.push(Span::styled(label, theme.input));
-            } else {
-                spans.push(Span::styled(label, style));
-            }
-        }
-        let arrow = if state.board.descending { "↓" } else { "↑" };
-        let only = match &state.board.server {
-            Some(s) => format!("{} · ", crate::sanitize::sanitize_line(s.as_str(), 20)),
-            None => String::new(),
-        };
-        let sort = format!("{only}sort {}{arrow} ", state.board.sort.title());
-        let used: usize = spans.iter().map(|s| s.width()).sum();
-        if used + sort.len() < area.width as usize {
-            spans.push(Span::raw(
-                " ".repeat(area.width as usize - used - sort.chars().count()),
-            ));
-            spans.push(Span::styled(sort, theme.dim));
-        }
-        Line::from(spans).render(area, buf);
-    }
-}
-
-/// `/` filter line with an inline error for an invalid regex.
-pub struct FilterLine<'a> {
-    pub state: &'a State,
-    pub theme: &'a Theme,
-}
-
-impl Widget for FilterLine<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let FilterLine { state, theme } = self;
-        let f = &state.board.filter;
-        let value = f.input.value();
-        let width = (area.width as usize).saturating_sub(30).max(10);
-        let scroll = f.input.visual_scroll(width);
-        let shown: String = value.chars().skip(scroll).take(width).collect();
-        let mut spans = vec![Span::styled(" / ", theme.key)];
-        if f.editing {
-            let cur = f.input.visual_cursor().saturating_sub(scroll);
-            let (a, b) = split_at_col(&shown, cur);
-            let mut rest = b.chars();
-            let at = rest.next().map(String::from).unwrap_or_else(|| " ".into());
-            spans.push(Span::raw(a));
-            spans.push(Span::styled(at, theme.cursor));
-            spans.push(Span::raw(rest.collect::<String>()));
-        } else {
-            spans.push(Span::styled(shown, theme.accent));
-        }
-        if let Some(err) = &f.error {
-            spans.push(Span::styled(format!("  invalid regex: {err}"), theme.error));
-        } else if !value.is_empty() {
-            let n = state.board.view_len();
-            spans.push(Span::styled(
-                format!("  {n} match{}", if n == 1 { "" } else { "es" }),
-                theme.dim,
-            ));
-        }
-        Line::from(spans).render(area, buf);
-    }
-}
-
-fn split_at_col(s: &str, col: usize) -> (String, String) {
-    let i = s.char_indices().nth(col).map_or(s.len(), |(i, _)| i);
-    (s[..i].to_string(), s[i..].to_string())
 }
 
 #[cfg(test)]

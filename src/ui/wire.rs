@@ -12,7 +12,8 @@ use super::Theme;
 use super::popup::frame;
 use super::text::fit;
 use crate::state::State;
-use crate::state::wire::{Direction, WireView, arrived_since_pause, shown};
+use crate::state::views::wire::{Direction, WireView, arrived_since_pause, shown};
+use crate::state::widths;
 
 pub struct WireScreen<'a> {
     pub state: &'a State,
@@ -52,7 +53,7 @@ impl Widget for WireScreen<'_> {
         if view.editing || !filter.is_empty() {
             status.push(Span::styled(" / ", theme.key));
             status.push(Span::styled(
-                crate::sanitize::sanitize_line(filter, 200),
+                crate::sanitize::sanitize_line(filter, widths::QUERY),
                 theme.input,
             ));
             if view.editing {

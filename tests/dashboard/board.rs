@@ -4,6 +4,7 @@
 //! tmux is required: `.ci/run` installs it; a missing tmux fails the test, never skips it.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+use crate::select::{pick_tool, select_task as select};
 use crate::support;
 
 use std::time::{Duration, Instant};
@@ -12,36 +13,6 @@ use support::taskrail::{DemoProcess, Taskrail, task_id};
 use support::tmux::{EXITED, LIMIT, Tmux};
 
 const CLI_LIMIT: Duration = Duration::from_secs(60);
-
-/// Move the selection (`›`) to the row of `id` (its first eight characters).
-fn select(tmux: &Tmux, id: &str) {
-    let short = &id[..8];
-    tmux.keys(&["g"]);
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        let screen = tmux.screen();
-        if selected_line(&screen).is_some_and(|l| l.contains(short)) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "could not select {short}; the pane shows:\n{screen}"
-        );
-        // down until the row, then wrap to the top and try again (rows may re-sort)
-        if screen.lines().any(|l| l.contains(short)) {
-            let here = screen.lines().position(|l| l.starts_with('›'));
-            let there = screen.lines().position(|l| l.contains(short));
-            tmux.keys(&[if here > there { "k" } else { "j" }]);
-        } else {
-            tmux.keys(&["j"]);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn selected_line(screen: &str) -> Option<&str> {
-    screen.lines().find(|l| l.starts_with('›'))
-}
 
 /// The board line of task `id`.
 fn row<'a>(screen: &'a str, id: &str) -> Option<&'a str> {
@@ -167,12 +138,7 @@ fn board_progress_answer_cancel_quit_and_restart() {
     let before: Vec<String> = ledger_ids(&tr);
     tmux.keys(&["n"]);
     tmux.wait("the tool picker", |s| s.contains("pick a tool"));
-    let deadline = Instant::now() + LIMIT;
-    while !tmux.screen().lines().any(|l| l.contains("› import_rows")) {
-        assert!(Instant::now() < deadline, "import_rows not in the picker");
-        tmux.keys(&["j"]);
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    pick_tool(&tmux, "import_rows");
     tmux.keys(&["Enter"]);
     tmux.wait("the argument form", |s| s.contains("New task: import_rows"));
     tmux.keys(&["Enter"]);

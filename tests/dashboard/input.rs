@@ -183,13 +183,7 @@ fn sign_in(legacy: bool) {
         dashboard(&tmux, &tr, &cfg, &browser.env());
         tmux.keys(&["n"]);
         tmux.wait("the tool picker", |s| s.contains("sign_in"));
-        for _ in 0..20 {
-            if tmux.screen().lines().any(|l| l.contains("› sign_in")) {
-                break;
-            }
-            tmux.keys(&["j"]);
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::select::pick_tool(&tmux, "sign_in");
         tmux.keys(&["Enter"]);
         tmux.wait("the argument form", |s| s.contains("New task: sign_in"));
         tmux.keys(&["Enter"]);

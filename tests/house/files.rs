@@ -16,14 +16,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "a foreground call's whole life (create, follow, input, result) for `call` and the proxy",
     ),
     (
-        "engine/api.rs",
-        "the engine's public vocabulary: every EngineEvent and EngineCommand",
-    ),
-    (
-        "state/board.rs",
-        "the sorted, filtered board view and its positions; splits with the state/ layers",
-    ),
-    (
         "ledger/contract/store.rs",
         "the contract suite's store cases, one per ledger operation",
     ),

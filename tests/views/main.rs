@@ -6,6 +6,7 @@
 mod support;
 
 mod board_rows;
+mod clicks;
 mod dashboard;
 mod escapes;
 mod inbox_and_commands;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use support::screen::{apply, now};
 use taskrail::engine::ServerId;
-use taskrail::state::wire::{Carrier, Direction, WireRecord};
+use taskrail::state::views::wire::{Carrier, Direction, WireRecord};
 use taskrail::state::{Key, KeyCode, Keymap, Modal, Msg, State};
 use taskrail::ui::Theme;
 

@@ -160,3 +160,35 @@ fn a_terminal_task_gains_its_payload_but_never_another_state() {
     run(&mut s, vec![updated(task("t1", TaskStatus::Working))]);
     assert_eq!(s.tasks[&tk("t1")].status(), Some(&TaskStatus::Completed));
 }
+
+#[test]
+fn a_rows_text_is_made_display_safe_when_its_facts_arrive() {
+    let mut s = fresh();
+    let mut t = task("t1", TaskStatus::Working);
+    t.status_message = Some("step \u{1b}[31mone\u{202e}\nrest".into());
+    run(&mut s, vec![updated(t)]);
+    let row = &s.tasks[&tk("t1")];
+    assert_eq!(row.text.tool, "?");
+    let message = row.text.message.clone().unwrap();
+    assert!(message.starts_with("step "), "{message:?}");
+    assert!(
+        message.chars().all(crate::sanitize::is_printable),
+        "{message:?}"
+    );
+    assert_eq!(row.text.reason, None);
+    // A terminal snapshot that failed brings its reason, made safe once.
+    let mut failed = task("t1", TaskStatus::Failed);
+    failed.status_message = Some(format!("boom\u{7}{}", "x".repeat(5000)));
+    run(&mut s, vec![updated(failed)]);
+    let reason = s.tasks[&tk("t1")].text.reason.clone().unwrap();
+    assert!(reason.starts_with("boom"), "{reason:?}");
+    assert!(
+        reason.chars().count() <= crate::state::widths::REASON,
+        "{}",
+        reason.len()
+    );
+    assert!(
+        reason.chars().all(crate::sanitize::is_printable),
+        "{reason:?}"
+    );
+}

@@ -3,13 +3,13 @@
 
 use super::*;
 use crate::state::charts::{Range, summarize};
-use crate::state::stats::{LATENCY_RING, StatsData};
+use crate::state::views::stats::{LATENCY_RING, StatsData};
 
 fn key(c: char) -> Msg {
     Msg::Key(Key::char(c))
 }
 
-fn view(s: &State) -> &crate::state::stats::StatsView {
+fn view(s: &State) -> &crate::state::views::stats::StatsView {
     match s.modals.last() {
         Some(Modal::Stats(v)) => v,
         other => panic!("not the statistics view: {other:?}"),

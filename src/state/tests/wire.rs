@@ -5,7 +5,7 @@ use chrono::TimeDelta;
 use serde_json::json;
 
 use super::{code, key, run, srv, t0};
-use crate::state::wire::{self, Carrier, Direction, RING, WireRecord};
+use crate::state::views::wire::{self, Carrier, Direction, RING, WireRecord};
 use crate::state::*;
 
 fn rec(server: &str, n: i64, msg: serde_json::Value) -> Msg {
@@ -49,7 +49,7 @@ fn w_opens_the_view_newest_first_and_the_ring_is_bounded() {
     let mut s = fresh_with_beta();
     run(&mut s, vec![key('w')]);
     assert_eq!(s.context(), Context::Wire);
-    assert!(wire::is_open(&s));
+    assert!(crate::state::wire::is_open(&s));
     for n in 0..(RING as i64 + 20) {
         update(&mut s, request("alpha", n, &format!("m{n}")), t0());
     }
@@ -64,7 +64,7 @@ fn w_opens_the_view_newest_first_and_the_ring_is_bounded() {
     assert_eq!(list[1], format!("m{}", RING + 19));
     assert!(!list.contains(&"m19".to_string()), "the oldest went first");
     run(&mut s, vec![key('q')]);
-    assert!(!wire::is_open(&s));
+    assert!(!crate::state::wire::is_open(&s));
 }
 
 fn fresh_with_beta() -> State {

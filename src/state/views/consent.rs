@@ -5,6 +5,7 @@
 use crate::mcp::{InputKind, InputRequest};
 use crate::sanitize::sanitize_line;
 use crate::state::input_target::InputTarget;
+use crate::state::widths;
 
 /// Links longer than this are refused (nobody can check them).
 pub const MAX_URL: usize = 8192;
@@ -41,7 +42,7 @@ fn is_loopback(host: &url::Host<&str>) -> bool {
 pub fn check_url(raw: &str) -> UrlCheck {
     let mut check = UrlCheck {
         url: String::new(),
-        shown: sanitize_line(raw, 600),
+        shown: sanitize_line(raw, widths::RAW_LINK),
         host: String::new(),
         unicode_host: None,
         warnings: Vec::new(),
@@ -67,7 +68,7 @@ pub fn check_url(raw: &str) -> UrlCheck {
     if scheme != "http" && scheme != "https" {
         check.refused = Some(format!(
             "taskrail opens only http and https links; this one is `{}:`",
-            sanitize_line(&scheme, 30)
+            sanitize_line(&scheme, widths::SCHEME)
         ));
         return check;
     }
@@ -75,13 +76,13 @@ pub fn check_url(raw: &str) -> UrlCheck {
         check.refused = Some("the link names no host".into());
         return check;
     };
-    check.host = sanitize_line(&host.to_string(), 300);
+    check.host = sanitize_line(&host.to_string(), widths::LINK);
     if let url::Host::Domain(d) = host
         && d.split('.')
             .any(|l| l.to_ascii_lowercase().starts_with("xn--"))
     {
         let (unicode, _) = idna::domain_to_unicode(d);
-        let unicode = sanitize_line(&unicode, 300);
+        let unicode = sanitize_line(&unicode, widths::LINK);
         check.warnings.push(format!(
             "the host is written in punycode: {} stands for \u{201c}{unicode}\u{201d}; letters of other scripts can imitate a name you know",
             check.host
@@ -121,6 +122,7 @@ pub struct ConsentView {
     /// The server said the interaction is over (before the person said done).
     pub completed: bool,
     pub scroll: usize,
+    /// Why the last key did nothing, display-safe (made so when set).
     pub error: Option<String>,
 }
 
@@ -142,7 +144,7 @@ impl ConsentView {
             target,
             input_key: input_key.to_string(),
             title,
-            message: sanitize_line(request.message().unwrap_or(""), 500),
+            message: sanitize_line(request.message().unwrap_or(""), widths::PROMPT_MESSAGE),
             check: check_url(&url),
             elicitation_id,
             opened: false,

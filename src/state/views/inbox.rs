@@ -7,6 +7,7 @@ use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::input_target::InputTarget;
 use crate::state::time::Now;
+use crate::state::widths;
 
 /// One pending input request.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +15,9 @@ pub struct InboxEntry {
     /// A task's request, or one outside any task.
     pub target: InputTarget,
     pub input_key: String,
+    /// The server's name, display-safe.
+    pub server: String,
+    /// The tool's name, display-safe.
     pub tool: Option<String>,
     /// `elicitation/create`, `sampling/createMessage`, …
     pub method: String,
@@ -38,9 +42,10 @@ pub fn entries(state: &State) -> Vec<InboxEntry> {
             row.pending.iter().map(move |(k, req)| InboxEntry {
                 target: InputTarget::Task(row.key.clone()),
                 input_key: k.clone(),
-                tool: row.tool.clone(),
-                method: sanitize_line(&req.method, 40),
-                message: sanitize_line(req.message().unwrap_or(""), 200),
+                server: sanitize_line(row.key.server.as_str(), widths::SERVER_NAME),
+                tool: row.tool.as_ref().map(|_| row.text.tool.clone()),
+                method: sanitize_line(&req.method, widths::METHOD),
+                message: sanitize_line(req.message().unwrap_or(""), widths::INPUT_MESSAGE),
                 since: state
                     .input_since
                     .get(&(row.key.clone(), k.clone()))
@@ -52,9 +57,10 @@ pub fn entries(state: &State) -> Vec<InboxEntry> {
     out.extend(state.foreground.iter().map(|f| InboxEntry {
         target: f.target(),
         input_key: f.key.clone(),
+        server: sanitize_line(f.server.as_str(), widths::SERVER_NAME),
         tool: (!f.tool.is_empty()).then(|| f.tool.clone()),
-        method: sanitize_line(&f.request.method, 40),
-        message: sanitize_line(f.request.message().unwrap_or(""), 200),
+        method: sanitize_line(&f.request.method, widths::METHOD),
+        message: sanitize_line(f.request.message().unwrap_or(""), widths::INPUT_MESSAGE),
         since: Some(f.since),
     }));
     let order = |e: &InboxEntry| match &e.target {

@@ -5,3 +5,5 @@ pub mod consent;
 pub mod inbox;
 pub mod roots;
 pub mod sampling;
+pub mod stats;
+pub mod wire;

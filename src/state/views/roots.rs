@@ -8,6 +8,7 @@ use crate::sanitize::sanitize_line;
 use crate::state::State;
 use crate::state::doc::{DocLine, LineKind};
 use crate::state::time::Now;
+use crate::state::widths;
 
 /// One `roots/list` answered from the config.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +30,10 @@ pub struct RootsView {
 pub fn roots_doc(state: &State, server: &ServerId) -> Vec<DocLine> {
     let mut out = vec![DocLine::new(
         LineKind::Heading,
-        format!("Roots of {}", sanitize_line(server.as_str(), 60)),
+        format!(
+            "Roots of {}",
+            sanitize_line(server.as_str(), widths::NAME_IN_TITLE)
+        ),
     )];
     match state.offer(server).roots {
         Some(roots) if roots.is_empty() => out.push(DocLine::new(
@@ -42,7 +46,7 @@ pub fn roots_doc(state: &State, server: &ServerId) -> Vec<DocLine> {
                 "Offered (answered to roots/list without asking, from the config):",
             ));
             for r in roots {
-                out.push(DocLine::new(LineKind::Link, format!("  {}", sanitize_line(&r, 300))));
+                out.push(DocLine::new(LineKind::Link, format!("  {}", sanitize_line(&r, widths::LINK))));
             }
         }
         None => out.push(DocLine::new(

@@ -11,6 +11,7 @@ use crate::state::doc::{DocLine, LineKind, json_lines};
 use crate::state::input_target::InputTarget;
 use crate::state::offers::SamplingSetup;
 use crate::state::text_area::TextArea;
+use crate::state::widths;
 
 /// At most this much of a command's output (or a typed reply) is kept, in chars.
 pub const MAX_REPLY: usize = 16 * 1024;
@@ -48,6 +49,7 @@ pub struct SamplingView {
     pub reply: TextArea,
     pub phase: Phase,
     pub scroll: usize,
+    /// Why the last key did nothing, display-safe (made so when set).
     pub error: Option<String>,
 }
 
@@ -60,7 +62,7 @@ fn content_lines(out: &mut Vec<DocLine>, content: &Value) {
         match b.get("type").and_then(Value::as_str) {
             Some("text") => {
                 let text = b.get("text").and_then(Value::as_str).unwrap_or("");
-                for l in sanitize_block(text, 200, 2000) {
+                for l in sanitize_block(text, widths::MESSAGE_LINES, widths::SAMPLING_COLS) {
                     out.push(DocLine::new(LineKind::Body, l));
                 }
             }
@@ -68,7 +70,7 @@ fn content_lines(out: &mut Vec<DocLine>, content: &Value) {
                 let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("?");
                 out.push(DocLine::new(
                     LineKind::Dim,
-                    format!("[{kind}, {}]", sanitize_line(mime, 40)),
+                    format!("[{kind}, {}]", sanitize_line(mime, widths::LABEL)),
                 ));
             }
             _ => out.extend(json_lines(b, 30)),
@@ -81,7 +83,7 @@ pub fn request_doc(params: &Value) -> Vec<DocLine> {
     let mut out = Vec::new();
     if let Some(sp) = params.get("systemPrompt").and_then(Value::as_str) {
         out.push(DocLine::new(LineKind::Heading, "System prompt"));
-        for l in sanitize_block(sp, 100, 2000) {
+        for l in sanitize_block(sp, widths::PROMPT_LINES, widths::SAMPLING_COLS) {
             out.push(DocLine::new(LineKind::Body, l));
         }
     }
@@ -110,7 +112,7 @@ pub fn request_doc(params: &Value) -> Vec<DocLine> {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
         out.push(DocLine::new(
             LineKind::SubHeading,
-            format!("{}:", sanitize_line(role, 20)),
+            format!("{}:", sanitize_line(role, widths::ROLE)),
         ));
         content_lines(&mut out, m.get("content").unwrap_or(&Value::Null));
     }
@@ -128,7 +130,7 @@ pub fn request_doc(params: &Value) -> Vec<DocLine> {
             .iter()
             .take(10)
             .filter_map(Value::as_str)
-            .map(|s| format!("{:?}", sanitize_line(s, 30)))
+            .map(|s| format!("{:?}", sanitize_line(s, widths::HINT)))
             .collect();
         out.push(DocLine::field("stop at", list.join(", ")));
     }
@@ -140,7 +142,7 @@ pub fn request_doc(params: &Value) -> Vec<DocLine> {
             .flatten()
             .take(10)
             .filter_map(|h| h.get("name").and_then(Value::as_str))
-            .map(|n| sanitize_line(n, 40))
+            .map(|n| sanitize_line(n, widths::LABEL))
             .collect();
         if !hints.is_empty() {
             out.push(DocLine::field("models", hints.join(", ")));
@@ -160,7 +162,7 @@ pub fn request_doc(params: &Value) -> Vec<DocLine> {
         }
     }
     if let Some(ctx) = params.get("includeContext").and_then(Value::as_str) {
-        out.push(DocLine::field("context", sanitize_line(ctx, 30)));
+        out.push(DocLine::field("context", sanitize_line(ctx, widths::HINT)));
     }
     if params.get("tools").is_some() {
         out.push(DocLine::new(
@@ -212,7 +214,7 @@ impl SamplingView {
             Some(SamplingSetup::Command { command, .. }) if self.phase == Phase::Review => {
                 shlex::split(command)
                     .and_then(|a| a.into_iter().next())
-                    .map(|p| sanitize_line(p.rsplit('/').next().unwrap_or(&p), 40))
+                    .map(|p| sanitize_line(p.rsplit('/').next().unwrap_or(&p), widths::LABEL))
                     .unwrap_or_else(|| "command".into())
             }
             _ => "person".to_string(),
@@ -228,7 +230,7 @@ impl SamplingView {
 
 /// Command output made inert: lines kept, controls and escapes gone, bounded.
 pub fn clean_output(out: &str) -> String {
-    let lines = sanitize_block(out.trim_end(), 2000, MAX_REPLY);
+    let lines = sanitize_block(out.trim_end(), widths::OUTPUT_LINES, MAX_REPLY);
     let mut text = lines.join("\n");
     if text.chars().count() > MAX_REPLY {
         text = text.chars().take(MAX_REPLY).collect();

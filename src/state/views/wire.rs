@@ -2,7 +2,8 @@
 //! proxy's hosts), as the wire hub reports them, kept in a bounded ring per server, and the
 //! view's own state (server, filter, pause, selection) with what it shows. Records arrive
 //! as `Msg::Wire` with task ids already masked; their text is made safe here, once. Pure
-//! data: imports nothing of its siblings (the view's transitions are `wire`'s).
+//! data: imports nothing of its siblings (the view's transitions are `state::wire`'s, its
+//! drawing `ui::wire`).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -11,6 +12,7 @@ use tui_input::Input;
 
 pub use crate::mcp::wire::{Carrier, Direction, WireRecord};
 use crate::sanitize::{json_line, sanitize_line};
+use crate::state::widths;
 
 /// Messages kept per server (the oldest go first).
 pub const RING: usize = 500;
@@ -48,7 +50,7 @@ pub struct WireLog {
 impl WireLog {
     /// Take one record (the server's oldest goes when its ring is full).
     pub fn push(&mut self, rec: WireRecord) {
-        let server = sanitize_line(&rec.server, 200);
+        let server = sanitize_line(&rec.server, widths::SERVER_REF);
         if !self.rings.contains_key(&server) && self.rings.len() >= MAX_SERVERS {
             return;
         }
@@ -103,7 +105,7 @@ fn body_of(msg: &Value) -> &Value {
 /// `tools/call`, `result #3`, `error #3`.
 fn method_of(msg: &Value) -> String {
     if let Some(m) = msg.get("method").and_then(Value::as_str) {
-        return sanitize_line(m, 60);
+        return sanitize_line(m, widths::METHOD_IN_VIEW);
     }
     let id = msg.get("id").map(|i| match i {
         Value::String(s) => s.clone(),
@@ -117,7 +119,7 @@ fn method_of(msg: &Value) -> String {
         "message"
     };
     match id {
-        Some(id) => sanitize_line(&format!("{kind} #{id}"), 60),
+        Some(id) => sanitize_line(&format!("{kind} #{id}"), widths::METHOD_IN_VIEW),
         None => kind.to_string(),
     }
 }
