@@ -7,21 +7,10 @@
 use std::time::Duration;
 
 use crate::support;
-use support::postgres::{psql, server};
-use support::taskrail::{DemoProcess, Taskrail, task_id};
+use support::postgres::{psql, user};
+use support::taskrail::{DemoProcess, task_id};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// A user whose HOME and ledger are their own, on the test server's `db` as `role`.
-fn user(db: &str, role: &str) -> Taskrail {
-    let tr = Taskrail::new();
-    let home = tr.dir().display().to_string();
-    let url = format!(
-        "postgres://{role}@127.0.0.1:{}/{db}?sslmode=disable",
-        server().port
-    );
-    tr.with_env("HOME", home).with_env("TASKRAIL_DB", url)
-}
 
 #[test]
 fn two_homes_share_a_task_and_cancel_it_through_the_follower_and_a_third_role_sees_nothing() {

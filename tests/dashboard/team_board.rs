@@ -6,22 +6,11 @@
 use std::time::Duration;
 
 use crate::support;
-use support::postgres::{psql, psql_rows, server};
+use support::postgres::{psql, psql_rows, user};
 use support::taskrail::{DemoProcess, Taskrail};
 use support::tmux::Tmux;
 
 const CLI_LIMIT: Duration = Duration::from_secs(90);
-
-/// A user whose HOME is their own, on the test server's `db` as `role`.
-fn user(db: &str, role: &str) -> Taskrail {
-    let tr = Taskrail::new();
-    let home = tr.dir().display().to_string();
-    let url = format!(
-        "postgres://{role}@127.0.0.1:{}/{db}?sslmode=disable",
-        server().port
-    );
-    tr.with_env("HOME", home).with_env("TASKRAIL_DB", url)
-}
 
 /// The board line of task `id`.
 fn row<'a>(screen: &'a str, id: &str) -> Option<&'a str> {

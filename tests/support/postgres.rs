@@ -74,6 +74,17 @@ pub fn psql_rows(sql: &str, db: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A user whose HOME is their own, on the test server's database `db` as `role`.
+pub fn user(db: &str, role: &str) -> Taskrail {
+    let tr = Taskrail::new();
+    let home = tr.dir().display().to_string();
+    let url = format!(
+        "postgres://{role}@127.0.0.1:{}/{db}?sslmode=disable",
+        server().port
+    );
+    tr.with_env("HOME", home).with_env("TASKRAIL_DB", url)
+}
+
 /// A fresh database with the ledger's schema, for this test alone.
 pub fn team_database(name: &str) -> String {
     let db = format!("{name}_{}", std::process::id());
